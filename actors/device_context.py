@@ -22,14 +22,10 @@ def _device_type(device: str) -> str:
 class SessionDevices:
     """Implements ``planner.DeviceContext`` over a DeviceSet for one session's resources."""
 
-    def __init__(
-        self, devices: DeviceSet, resources: Any, config: SessionConfig, memories: dict[int, Any], pacer: Any = None,
-    ) -> None:
+    def __init__(self, devices: DeviceSet, resources: Any, config: SessionConfig) -> None:
         self.devices = devices
         self.resources = resources
         self.config = config
-        self.memories = memories
-        self.pacer = pacer
         self.inline_threshold = config.inline_threshold
         self.default_device = config.default_device
         self.allow_soft_placement = config.allow_soft_placement
@@ -88,15 +84,8 @@ class SessionDevices:
         return self.devices.worker_for(device)
 
     def memory(self, device: str) -> Any:
-        """This session's allocator stack on a GPU, created on first use."""
-        index = self.devices.gpu_index(device)
-        memory = self.memories.get(index)
-        if memory is None:
-            c = self.config
-            memory = self.memories[index] = self.devices.new_memory(
-                index, c.gpu_memory_limit, c.allow_growth, c.vmem, c.host_mem_limit
-            )
-        return memory
+        """The process's allocator stack on a GPU (shared by every session of the runtime)."""
+        return self.devices.memory(self.devices.gpu_index(device))
 
     def transfer(self, src: str, dst: str) -> Any:
         copy = self.devices.transfer_fn(src, dst)

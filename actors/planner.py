@@ -24,7 +24,6 @@ class DeviceContext(Protocol):
     inline_threshold: int
     default_device: str
     allow_soft_placement: bool
-    pacer: Any
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
@@ -204,8 +203,6 @@ def _op_spec(op: Operation, device: str, ctx: DeviceContext) -> NodeSpec:
     access = ctx.engine_access(op, device)
     if access is not None:
         spec.engine, spec.var_reads, spec.var_writes = access
-    if on_gpu:
-        spec.pacer = ctx.pacer
     return spec
 
 

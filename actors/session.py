@@ -20,7 +20,7 @@ from antcolony.actors.run_actions import (
     RUN_ACTIONS, RunAction, RunActionRegistry, RunContext, RunGroup, ordered, run_actions, run_actions_of,
 )
 from antcolony.actors.run_options import RunMetadata, RunOptions
-from antcolony.actors.services.pacing import Pacer
+from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.runtime import Runtime, get_runtime
@@ -29,7 +29,7 @@ from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
-    CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
+    ActorError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
 )
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 
@@ -71,11 +71,7 @@ class Session:
         self._resources = SessionResources()
         self._executors: dict[tuple[Any, ...], _Executor] = {}
         self._plans: dict[Any, FetchPlan] = {}
-        # GPU index -> this session's allocator stack on that GPU (its limit and figures)
-        self._memories: dict[int, Any] = {}
         self._run_actions = RunActionRegistry()
-        self._graph_ids = 0
-        self._pacer = Pacer()
         self._resource_manager: ResourceManager | None = None
         self._statistics: StatisticsReporter | None = None
         self._inflight: set[StepState] = set()
@@ -116,7 +112,6 @@ class Session:
             self._runtime = rt
             self._devices = get_device_set(rt, _device_settings(self._config))
             self._executors.clear()
-            self._memories.clear()
             self._plans.clear()
             self._registries = (RUN_ACTIONS, run_actions_of(rt), self._run_actions)
             self._start_services()
@@ -125,21 +120,28 @@ class Session:
         return rt
 
     def _start_services(self) -> None:
-        """The job's AntMan services, when their files are set: resource manager, statistics."""
-        config = self._config
+        """The job's AntMan services, when their files are set: resource manager, statistics.
+        Both are the process's (one per file per Runtime), shared with its other sessions."""
+        config, services = self._config, job_services(self._runtime)
         if config.resource_config_file and self._resource_manager is None:
-            self._resource_manager = ResourceManager(
-                self, config.resource_config_file, config.config_poll_interval, self._pacer
+            self._resource_manager = services.resource_manager(
+                self._devices, config.resource_config_file, config.config_poll_interval
             )
             self._run_actions.add(self._resource_manager.action)
         if config.statistics_file and self._statistics is None:
-            self._statistics = StatisticsReporter(self, config.statistics_file, config.statistics_interval)
+            self._statistics = services.statistics(self._devices, config.statistics_file, config.statistics_interval)
             self._run_actions.add(self._statistics.action)
 
     @property
     def resource_manager(self) -> ResourceManager | None:
         """The job's resource manager (None without ``resource_config_file``)."""
         return self._resource_manager
+
+    async def flush_statistics(self) -> bool:
+        """Write the job's status file now (it is otherwise written when its figures change, as
+        AntMan's); False when there is no ``statistics_file`` or nothing to report yet."""
+        self._attach()
+        return self._statistics is not None and await self._statistics.flush()
 
     # -- running -------------------------------------------------------------------------
     async def run(
@@ -286,8 +288,7 @@ class Session:
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
-        self._graph_ids += 1
-        return _Executor(plans, refs, feeds, f"graph_{self._graph_ids}")
+        return _Executor(plans, refs, feeds, job_services(rt).next_graph_id())
 
     # -- feeds ----------------------------------------------------------------------------
     def _feed_tensor(self, key: Any) -> Tensor:
@@ -317,7 +318,7 @@ class Session:
 
     def _device_context(self) -> SessionDevices:
         assert self._devices is not None
-        return SessionDevices(self._devices, self._resources, self._config, self._memories, self._pacer)
+        return SessionDevices(self._devices, self._resources, self._config)
 
     def _memory(self, device: str) -> Any:
         self._attach()
@@ -328,7 +329,8 @@ class Session:
             raise InvalidArgumentError(None, None, str(exc)) from None
 
     def memory_stats(self, device: str = "/gpu:0") -> Any:
-        """The allocator figures of a GPU (``bytes_in_use``, ``peak_bytes_in_use``, ``bytes_limit``,
+        """The allocator figures of a GPU for this process (every session of the runtime shares
+        one allocator stack per GPU): ``bytes_in_use``, ``peak_bytes_in_use``, ``bytes_limit``,
         ``pool_bytes``, ``stable_bytes``, ``host_bytes_in_use``, ``host_peak_bytes_in_use``,
         ``num_allocs``, ``num_host_fallbacks``, ...). ``device`` is a GPU name or PCI bus id."""
         return self._memory(device).memory_stats()
@@ -338,9 +340,16 @@ class Session:
         self._memory(device).reset_peak()
 
     def adjust_memory_limit(self, device: str, new_limit: int) -> int:
-        """Change a GPU's memory limit now (clamped to the initial limit); returns the limit reached,
-        which stays above ``new_limit`` while live data holds the memory (AntMan's adjustment)."""
-        return self._memory(device).adjust_limit(int(new_limit))
+        """Change the process's memory limit on a GPU now (clamped to the initial limit); returns
+        the limit reached. When live data keeps it above ``new_limit`` a WARNING says which
+        allocations block it, and the shrink is retried as they are freed (AntMan's adjustment)."""
+        memory = self._memory(device)
+        reached = memory.adjust_limit(int(new_limit))
+        wanted = min(int(new_limit), memory.adjustable.max_limit)
+        if reached > wanted:
+            logger.warning("%s: memory limit asked %d bytes, reached %d: %s", device, wanted, reached,
+                           memory.limit_shortfall())
+        return reached
 
     def list_devices(self) -> list[DeviceInfo]:
         self._attach()
@@ -359,10 +368,17 @@ class Session:
         stops = [ref.stop() for ex in self._executors.values() for ref in ex.refs if ref.is_alive]
         self._executors.clear()
         self._plans.clear()
-        if self._resource_manager is not None:
-            await self._resource_manager.close()
-        if self._statistics is not None:
-            await self._statistics.close()
+        services = None
+        if self._runtime is not None and (self._resource_manager or self._statistics):
+            try:
+                services = job_services(self._runtime)
+            except ActorError:  # the runtime shut down first and closed the services itself
+                services = None
+        for service in (self._resource_manager, self._statistics):
+            if service is not None and services is not None:
+                if service is self._resource_manager:
+                    service.wake()
+                await services.release(service)
         if stops:
             await asyncio.gather(*stops, return_exceptions=True)
         if self._trace_all:
@@ -376,7 +392,8 @@ def _device_settings(config: SessionConfig) -> DeviceSettings:
         cpu_priority_threads=config.cpu_priority_threads, gpu_backend=config.gpu_backend,
         sim_gpu_count=config.sim_gpu_count, sim_gpu_memory=config.sim_gpu_memory,
         gpu_compute_streams=config.gpu_compute_streams, gpu_copy_streams=config.gpu_copy_streams,
-        engine=config.engine,
+        engine=config.engine, gpu_memory_limit=config.gpu_memory_limit, allow_growth=config.allow_growth,
+        vmem=config.vmem, host_mem_limit=config.host_mem_limit,
     )
 
 

@@ -122,7 +122,8 @@ class SessionConfig:
     gpu_memory_limit: bytes each GPU may use (default: all of it; env
         ``ANTCOLONY_GPU_MEMORY_LIMIT``). Changed at run time through the resource config file.
     allow_growth: GPU memory regions start small and double as needed instead of one region of the
-        whole limit (env ``TF_FORCE_GPU_ALLOW_GROWTH``, as TF).
+        whole limit (env ``TF_FORCE_GPU_ALLOW_GROWTH``, as TF). Default on, unlike TF1: a process
+        sharing a GPU must not reserve all of it up front, and limits shrink region by region.
     vmem: when a GPU allocation does not fit, place it in host memory instead of failing (AntMan's
         universal memory; env ``TF_GPU_VMEM``, default on). Off: ``ResourceExhaustedError``.
     host_mem_limit: bytes of host memory the fallback may use per GPU (env
@@ -130,7 +131,6 @@ class SessionConfig:
     resource_config_file: the job's AntMan resource config (``{"gpuConfigInfo": {<bus id>:
         {"maxDeviceMem": bytes}}, "perfControl": 0..100}``), polled every
         ``config_poll_interval`` seconds and applied at step boundaries (env ``GPU_CONFIG_FILE``).
-        Setting it turns ``allow_growth`` on, as AntMan does, so limits can shrink.
     statistics_file: where the job's status (memory figures, step times) is written, checked
         every ``statistics_interval`` seconds (env ``GPU_STATUS_FILE``).
     trace_file: trace every step and write them as one Chrome trace JSON file (Perfetto,
@@ -139,8 +139,12 @@ class SessionConfig:
     memory_optimizer: recomputation of cheap activations for the gradients (Grappler's
         memory_optimizer, graph/passes/recompute.py): "off" (default), "manual" (ops marked with
         ``_recompute_hint``) or "heuristics" (cheap elementwise ops); env ``ANTCOLONY_MEMORY_OPTIMIZER``.
-    Device settings (threads, backend, GPUs, engine) belong to the event loop's Runtime: the first
-    session on a loop decides them.
+    Device settings (threads, backend, GPUs, engine, GPU memory) belong to the event loop's
+    Runtime, i.e. the process: the first session on a loop decides them, and a later session
+    with different ones is refused with a ConfigError.
+
+    Precedence: an argument given to the constructor wins; a field left out takes its
+    environment variable when set, else its default.
     """
 
     inter_op_threads: int = field(default_factory=_default_threads)
@@ -157,7 +161,7 @@ class SessionConfig:
     cpu_priority_threads: int = 4
     engine: str = "per_device"
     gpu_memory_limit: int | None = None
-    allow_growth: bool = False
+    allow_growth: bool = True
     vmem: bool = True
     host_mem_limit: int = 64 << 30
     resource_config_file: str | None = None
@@ -192,11 +196,12 @@ class SessionConfig:
             "vmem": _env_bool("TF_GPU_VMEM"),
             "host_mem_limit": _env_mib("TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
         }
-        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.default is not dataclasses.MISSING}
+        explicit = getattr(self, "_explicit", frozenset())
         for name, read in env.items():
+            if name in explicit:
+                continue
             value = read()
-            # Env fills a field only when the caller left it at its default.
-            if value is not None and (name not in defaults or getattr(self, name) == defaults[name]):
+            if value is not None:
                 setattr(self, name, value)
         self.validate()
 
@@ -223,10 +228,6 @@ class SessionConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"SessionConfig.{name} must be a number of seconds > 0, got {value!r}")
-        if self.resource_config_file and not self.allow_growth:
-            # AntMan sets TF_FORCE_GPU_ALLOW_GROWTH with GPU_CONFIG_FILE: one region of the whole
-            # limit could never shrink while any tensor lives in it.
-            self.allow_growth = True
         if self.memory_optimizer not in ("off", "manual", "heuristics"):
             raise ConfigError(
                 "SessionConfig.memory_optimizer must be 'off', 'manual' or 'heuristics', "
@@ -234,3 +235,18 @@ class SessionConfig:
             )
         if not isinstance(self.inline_threshold, int) or self.inline_threshold < 0:
             raise ConfigError(f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}")
+
+
+def _record_explicit(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap the dataclass ``__init__`` to remember which fields the caller passed (they beat env)."""
+    names = [f.name for f in dataclasses.fields(SessionConfig)]
+
+    def __init__(self: SessionConfig, *args: object, **kwargs: object) -> None:
+        object.__setattr__(self, "_explicit", frozenset(names[: len(args)]) | frozenset(kwargs))
+        init(self, *args, **kwargs)
+
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+SessionConfig.__init__ = _record_explicit(SessionConfig.__init__)  # type: ignore[method-assign]

@@ -69,6 +69,12 @@ GPU_USAGE_FIELDS: tuple[str, ...] = (
 
 SWAP_REASONS: tuple[str, ...] = ("", "OOM", "FRAGMENT")
 
+OPTIONAL_GPU_FIELDS: tuple[str, ...] = ("deviceMemLimit", "deviceMemLimitAsked", "deviceMemLimitReason",
+                                        "hostFallbacks")
+"""Fields antcolony adds after AntMan's when it knows them: the memory limit in force and the one
+the config asked for (bytes), why the asked limit is not reached yet (text, "" when it is), and
+the number of allocations placed in host memory since the job started."""
+
 _BYTE_FIELDS = tuple(f for f in GPU_USAGE_FIELDS if f not in ("swapReason", "deviceMemUsedNvidia"))
 
 
@@ -111,7 +117,7 @@ def _gpu_fields(fields: Mapping[str, Any], where: str, *, allow_extra: bool) -> 
     missing = [f for f in GPU_USAGE_FIELDS if f not in fields]
     if missing:
         raise ConfigError(f"{where} lacks {', '.join(missing)}; every GPU needs all of {', '.join(GPU_USAGE_FIELDS)}")
-    extra = [f for f in fields if f not in GPU_USAGE_FIELDS]
+    extra = [f for f in fields if f not in GPU_USAGE_FIELDS and f not in OPTIONAL_GPU_FIELDS]
     if extra and not allow_extra:
         raise ConfigError(f"{where} has unknown fields {', '.join(map(str, extra))}; the schema is exactly "
                           f"{', '.join(GPU_USAGE_FIELDS)}")
@@ -123,7 +129,16 @@ def _gpu_fields(fields: Mapping[str, Any], where: str, *, allow_extra: bool) -> 
         raise ConfigError(f"{where}.swapReason is {reason!r}; it must be one of {SWAP_REASONS}")
     out["swapReason"] = reason
     out["deviceMemUsedNvidia"] = _integer(fields["deviceMemUsedNvidia"], f"{where}.deviceMemUsedNvidia", -1)
-    return {name: out[name] for name in GPU_USAGE_FIELDS}
+    for name in OPTIONAL_GPU_FIELDS:
+        if name not in fields:
+            continue
+        if name == "deviceMemLimitReason":
+            if not isinstance(fields[name], str):
+                raise ConfigError(f"{where}.{name} is {fields[name]!r}; it must be a string")
+            out[name] = fields[name]
+        else:
+            out[name] = _integer(fields[name], f"{where}.{name}", 0)
+    return {name: out[name] for name in (*GPU_USAGE_FIELDS, *OPTIONAL_GPU_FIELDS) if name in out}
 
 
 def _graph_key(graph_id: Any) -> str:

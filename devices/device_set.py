@@ -1,16 +1,21 @@
-"""DeviceSet: the devices of one Runtime (one event loop), created on first use.
+"""DeviceSet: the devices of one Runtime (one event loop, i.e. the process), created on first use.
 
 ``/device:CPU:0`` is always there; GPUs come from the backend ``gpu_backend`` selects (CUDA via
-CuPy, or simulated). Each device has worker actors; the set is a Runtime extension, closed with it.
+CuPy, or simulated). Each device has worker actors and, for a GPU, one allocator stack shared
+by every session of the runtime (TF's ProcessState): an AntMan limit caps the process. The set
+is a Runtime extension, closed with it; its settings are the first session's, and a later
+session asking for different ones gets a ConfigError naming them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from antcolony.actors.runtime import Runtime
+from antcolony.errors import ConfigError
 from antcolony.graph.device_spec import DeviceSpec
 from antcolony.graph.passes.place import HOST
 
@@ -50,6 +55,10 @@ class DeviceSettings:
     gpu_compute_streams: int = 2
     gpu_copy_streams: int = 1
     engine: str = "per_device"
+    gpu_memory_limit: int | None = None
+    allow_growth: bool = True
+    vmem: bool = True
+    host_mem_limit: int = 64 << 30
 
 
 class DeviceSet:
@@ -71,22 +80,45 @@ class DeviceSet:
             for i in range(self.backend.device_count())
         ]
         self.engine = runtime.extension(ENGINE_KEY, lambda rt: create_engine(settings.engine))
+        self._memories: dict[int, DeviceMemory] = {}
         self.devices = [DeviceInfo(QUALIFIER + HOST, "CPU", 0)] + [
             DeviceInfo(f"{QUALIFIER}/device:GPU:{info.index}", "GPU", info.total_memory, info.bus_id)
             for info in self.backend.infos()
         ]
 
-    def new_memory(
-        self, index: int, limit: int | None, allow_growth: bool, vmem: bool, host_limit: int,
-    ) -> DeviceMemory:
-        """A fresh allocator stack for one job (session) on GPU ``index``: each job has its own
-        limit and figures, as each AntMan job has its own allocator on a shared GPU."""
-        backend = self.backend
+    def memory(self, index: int) -> DeviceMemory:
+        """The process's allocator stack on GPU ``index`` (created on first use), shared by every
+        session: its limit is the job's, as with AntMan's per-process allocator."""
+        memory = self._memories.get(index)
+        if memory is None:
+            memory = self._memories[index] = self._new_memory(index)
+        return memory
+
+    def memories(self) -> list[tuple[int, DeviceMemory]]:
+        """(GPU index, allocator stack) of every GPU this process has allocated on, by index."""
+        return sorted(self._memories.items())
+
+    def _new_memory(self, index: int) -> DeviceMemory:
+        backend, s = self.backend, self.settings
         info = backend.info(index)
         return DeviceMemory(
-            f"/gpu:{index}", info.total_memory, limit, allow_growth, vmem, host_limit,
-            backend.device_sub_allocator(index), backend.host_sub_allocator(index, host_limit),
+            f"/gpu:{index}", info.total_memory, s.gpu_memory_limit, s.allow_growth, s.vmem, s.host_mem_limit,
+            backend.device_sub_allocator(index), backend.host_sub_allocator(index, s.host_mem_limit),
             not backend.charges_on_allocation, backend.allocation_context(index),
+        )
+
+    def check_settings(self, settings: DeviceSettings) -> None:
+        """Refuse a later session's device settings that differ from the runtime's."""
+        if settings == self.settings:
+            return
+        diffs = [
+            f"{f.name}={getattr(settings, f.name)!r} (in force: {getattr(self.settings, f.name)!r})"
+            for f in dataclasses.fields(settings) if getattr(settings, f.name) != getattr(self.settings, f.name)
+        ]
+        raise ConfigError(
+            "SessionConfig device settings differ from those of the first session on this event loop: "
+            + ", ".join(diffs) + ". Devices, thread pools and GPU memory belong to the process (its Runtime); "
+            "give every session the same settings, or run the job in its own process"
         )
 
     def resolve(self, requested: str) -> str | None:
@@ -168,4 +200,8 @@ def _limit_blas(threads: int | None) -> Any:
 
 
 def get_device_set(runtime: Runtime, settings: DeviceSettings) -> DeviceSet:
-    return runtime.extension("devices", lambda rt: DeviceSet(rt, settings))
+    """The runtime's DeviceSet, made with ``settings`` by the first caller; ConfigError when a
+    later caller's settings differ."""
+    devices = runtime.extension("devices", lambda rt: DeviceSet(rt, settings))
+    devices.check_settings(settings)
+    return devices

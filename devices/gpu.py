@@ -5,6 +5,10 @@ so transfers overlap compute, other work to the least recently used free compute
 stream holds at most one launch in flight, so a priority queue (higher first, FIFO within a
 priority) decides what runs next. Completion arrives from the backend's stream callback, on the
 loop, and is forwarded to the launching node as ``Completed``.
+
+Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
+device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not
+held. The share is set by ``SetComputeShare`` (the resource manager applying perfControl).
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import time
 from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.messages import Completed, Launch
 
 from .backends.base import GpuBackend, Stream
+from .gpu_share import ComputeShare, GetShareStats, OwedIdle, SetComputeShare
 
 
 class GpuWorker(Actor):
@@ -31,6 +37,8 @@ class GpuWorker(Actor):
         self.queues: dict[str, list[tuple[int, int, Launch]]] = {"compute": [], "copy": []}
         self.seq = itertools.count()
         self.streams: list[Stream] = []
+        self.share = ComputeShare()
+        self._wake: asyncio.TimerHandle | None = None
 
     def on_start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -39,14 +47,24 @@ class GpuWorker(Actor):
             self.free[kind] = made
             self.streams.extend(made)
 
-    def on_receive(self, msg: Any) -> None:
+    def on_receive(self, msg: Any) -> Any:
         if type(msg) is Launch:
             kind = "copy" if msg.kind == "copy" else "compute"
             heapq.heappush(self.queues[kind], (-msg.priority, next(self.seq), msg))
             self._dispatch(kind)
+        elif type(msg) is SetComputeShare:
+            self.share.set_percent(msg.percent)
+        elif type(msg) is OwedIdle:
+            return max(self.share.owed_now(), 0.0)
+        elif type(msg) is GetShareStats:
+            return self.share.stats()
+        return None
 
     def _dispatch(self, kind: str) -> None:
         queue, free = self.queues[kind], self.free[kind]
+        compute = kind == "compute"
+        if compute and queue and free and self._hold():
+            return
         while queue and free:
             _, _, launch = heapq.heappop(queue)
             stream = free.pop(0)
@@ -56,13 +74,37 @@ class GpuWorker(Actor):
                         launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
                 launch.reply_to.tell(Completed(launch.step, result, error, start, end, label))
                 self.free[kind].append(stream)
+                if compute:
+                    self.share.finished(start, end)
                 if self.ref.is_alive:
                     self._dispatch(kind)
 
             inputs, launch.inputs = launch.inputs, None  # the stream owns (and drops) the inputs
+            if compute:
+                self.share.started()
             stream.launch(launch.compute, inputs, on_done)
 
+    def _hold(self) -> bool:
+        """True when compute launches must wait for the device to pay its idle debt (a timer
+        then dispatches them); never sleeps."""
+        if self._wake is not None:
+            return True
+        now = time.perf_counter()
+        wait = self.share.hold_for(now)
+        if wait <= 0.0:
+            return False
+        self._wake = self.runtime.loop.call_later(wait, self._woken, now)
+        return True
+
+    def _woken(self, since: float) -> None:
+        self._wake = None
+        self.share.held(time.perf_counter() - since)
+        if self.ref.is_alive:
+            self._dispatch("compute")
+
     def on_stop(self) -> None:
+        if self._wake is not None:
+            self._wake.cancel()
         for stream in self.streams:
             stream.close()
 

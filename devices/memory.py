@@ -110,6 +110,10 @@ class DeviceMemory:
     def retry_limit(self) -> int:
         return self.adjustable.retry()
 
+    def limit_shortfall(self) -> str:
+        """Why the last asked limit is not reached: what live data holds the device pool."""
+        return self.device.describe_live()
+
     def memory_stats(self) -> MemoryStats:
         return self.vmem.memory_stats()
 

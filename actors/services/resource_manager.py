@@ -1,16 +1,19 @@
-"""The resource manager of one job (session): AntMan's GPUResourceManagement, defects fixed.
+"""The resource manager of one job (process): AntMan's GPUResourceManagement, defects fixed.
 
-A FileListener actor publishes each valid new version of the job's resource config; the
-manager applies it at the next step boundary (a POST run action, phase 2, in the task that
-called ``session.run``):
+One manager per config file per process (Runtime), shared by every session that names the file,
+as AntMan's is per TF process. A FileListener actor publishes each valid new version of the
+config; the manager applies it at the next step boundary of any of its sessions (a POST run
+action, phase 2, in the task that called ``session.run``):
 
-- ``maxDeviceMem`` per GPU: the job's GPU allocator limit is adjusted (clamped to the initial
-  limit); a shrink that live data blocked is retried at every later boundary until reached or
+- ``maxDeviceMem`` per GPU: the process's allocator stack on that GPU (shared by all its
+  sessions) is adjusted, clamped to the initial limit; a shrink that live data blocked is
+  logged at WARNING with what blocks it and retried at every later boundary until reached or
   superseded by a newer config.
-- ``perfControl`` p: a step plus its pause lasts ``compute_time * 100 / p``, where compute time
-  excludes the idle slots the GPU op manager inserted; the pause is an ``asyncio.sleep`` of
-  this caller only, and becomes the next step's op-manager budget. p = 0 suspends the job at the
-  boundary (its memory kept) until a config with p > 0 arrives or the session closes.
+- ``perfControl`` p in 1..99: every GPU worker keeps its device busy at most p % of the time
+  (``devices/gpu_share.py``: launches wait while the device owes idle time), and each step ends
+  with a pause of whatever idle time its GPUs still owe, so a step plus its pause lasts
+  ``gpu_busy_time * 100 / p``. p = 0 suspends each caller at its step boundary (memory kept)
+  until a config with p > 0 arrives or its session closes.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from antcolony.actors.run_actions import RunAction, RunContext, RunGroup
 from antcolony.config.file_listener import ConfigSnapshot, Poll, spawn_file_listener
 from antcolony.config.resource_config import ResourceConfig
 from antcolony.devices.allocator import format_bytes
+from antcolony.devices.gpu_share import GetShareStats, OwedIdle, SetComputeShare
+from antcolony.devices.device_set import HOST
 from antcolony.errors import CancelledError
-
-from .pacing import Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -36,38 +39,45 @@ PHASE = 2
 
 @dataclass(frozen=True)
 class ResourceManagerStats:
-    """Step accounting of a job under management (seconds)."""
+    """Step accounting of a job under management (seconds): steps seen, post-step pauses,
+    suspension, the perfControl in force, configs applied and the last one's latency."""
 
     steps: int
-    compute_s: float
-    inserted_idle_s: float
     paused_s: float
     suspended_s: float
     perf_control: int
     configs_applied: int
     last_apply_latency_s: float | None
 
-    @property
-    def busy_fraction(self) -> float:
-        """Compute time over wall time (compute + inserted idle + pauses), suspension excluded."""
-        total = self.compute_s + self.inserted_idle_s + self.paused_s
-        return self.compute_s / total if total > 0 else 1.0
+
+@dataclass(frozen=True)
+class LimitState:
+    """One GPU's memory limit as asked by the config and as reached (bytes), and why not reached."""
+
+    asked: int
+    reached: int
+    reason: str = ""
 
 
 class ResourceManager:
-    """Per-session service; created by the session when a resource config file is set."""
+    """Per-process service for one config file; see the module docstring.
 
-    def __init__(self, session: Any, path: str, poll_interval: float, pacer: Pacer) -> None:
-        self.session = session
+    ``devices`` is the runtime's DeviceSet: ``memory(index)`` (the process's allocator stack on a
+    GPU), ``gpu_workers`` and ``backend.infos()`` are all the manager uses of it.
+    """
+
+    def __init__(self, devices: Any, path: str, poll_interval: float) -> None:
+        self.devices = devices
         self.path = path
-        self.pacer = pacer
+        self.poll_interval = poll_interval
         self.perf_control = 100
+        self.limits: dict[int, LimitState] = {}
         self._pending: ConfigSnapshot | None = None
         self._targets: dict[int, int] = {}  # GPU index -> limit not reached yet
         self._resume = asyncio.Event()
         self._closed = False
         self._steps = 0
-        self._compute = self._inserted = self._paused = self._suspended = 0.0
+        self._paused = self._suspended = 0.0
         self._applied = 0
         self._latency: float | None = None
         self.listener = spawn_file_listener(path, poll_interval, subscribers=(self._on_snapshot,), name=f"config:{path}")
@@ -89,79 +99,87 @@ class ResourceManager:
             self._apply(snapshot)
         elif self._targets:
             self._retry_shrinks()
-        await self._pace(ctx.duration_us / 1e6)
+        if self.perf_control == 0:
+            await self._suspend(ctx.session)
+        elif self.perf_control < 100:
+            await self._pause(ctx.devices)
 
     def _apply(self, snapshot: ConfigSnapshot) -> None:
         config: ResourceConfig = snapshot.config
         self._targets.clear()
-        devices = self.session._devices
-        for info in devices.backend.infos():
+        for info in self.devices.backend.infos():
             limit = config.limit_for(info.bus_id, info.index)
-            if limit is None:
-                continue
-            memory = self.session._device_context().memory(f"/device:GPU:{info.index}")
-            reached = memory.adjust_limit(limit)
-            wanted = min(limit, memory.adjustable.max_limit)
-            if reached > wanted:
-                self._targets[info.index] = wanted
-            logger.info("%s: GPU %s (%s) memory limit -> %s (asked %s)", self.path, info.index, info.bus_id,
-                        format_bytes(reached), format_bytes(limit))
-        if config.perf_control is not None and config.perf_control != self.perf_control:
-            logger.info("%s: perfControl %d -> %d", self.path, self.perf_control, config.perf_control)
-            self.perf_control = config.perf_control
+            if limit is not None:
+                self._set_limit(info.index, info.bus_id, limit)
+        perf = config.perf_control
+        if perf is not None and perf != self.perf_control:
+            logger.info("%s: perfControl %d -> %d", self.path, self.perf_control, perf)
+            self.perf_control = perf
+            for worker in self.devices.gpu_workers:
+                worker.tell(SetComputeShare(perf if perf > 0 else 100))
         self._applied += 1
         self._latency = asyncio.get_running_loop().time() - snapshot.loop_time
 
+    def _set_limit(self, index: int, bus_id: str, limit: int) -> None:
+        memory = self.devices.memory(index)
+        reached = memory.adjust_limit(limit)
+        wanted = min(limit, memory.adjustable.max_limit)
+        reason = memory.limit_shortfall() if reached > wanted else ""
+        self.limits[index] = LimitState(limit, reached, reason)
+        if reached > wanted:
+            self._targets[index] = wanted
+            logger.warning("%s: GPU %d (%s) memory limit asked %s, reached %s: %s; retrying at each step boundary",
+                           self.path, index, bus_id, format_bytes(limit), format_bytes(reached), reason)
+        else:
+            logger.info("%s: GPU %d (%s) memory limit -> %s (asked %s)", self.path, index, bus_id,
+                        format_bytes(reached), format_bytes(limit))
+
     def _retry_shrinks(self) -> None:
         for index, target in list(self._targets.items()):
-            memory = self.session._device_context().memory(f"/device:GPU:{index}")
+            memory = self.devices.memory(index)
             reached = memory.retry_limit()
+            state = self.limits[index]
             if reached <= target:
                 logger.info("%s: GPU %d memory limit reached %s after a retry", self.path, index, format_bytes(reached))
                 del self._targets[index]
+                self.limits[index] = LimitState(state.asked, reached)
+            else:
+                self.limits[index] = LimitState(state.asked, reached, memory.limit_shortfall())
 
-    async def _pace(self, duration_s: float) -> None:
-        p = self.perf_control
-        if p == 0:
-            inserted = self.pacer.end_step(0.0)
-            self._account(duration_s, inserted, 0.0)
-            await self._suspend()
+    async def _pause(self, devices: tuple[str, ...]) -> None:
+        """Wait out the idle time the step's GPUs still owe (the step's share of the duty cycle)."""
+        workers = [self.devices.worker_for(d) for d in devices if d != HOST]
+        if not workers:
             return
-        if p >= 100:
-            inserted = self.pacer.end_step(0.0)
-            self._account(duration_s, inserted, 0.0)
-            return
-        inserted = self.pacer.inserted_s
-        compute = max(duration_s - inserted, 1e-6)
-        pause = compute * 100.0 / p - duration_s
-        self.pacer.end_step(max(pause, 0.0))
-        self._account(duration_s, inserted, max(pause, 0.0))
-        if pause > 0:
-            await asyncio.sleep(pause)
+        owed = max(await asyncio.gather(*(w.ask(OwedIdle()) for w in workers)))
+        if owed > 0:
+            self._paused += owed
+            await asyncio.sleep(owed)
 
-    def _account(self, duration_s: float, inserted: float, pause: float) -> None:
-        self._compute += max(duration_s - inserted, 0.0)
-        self._inserted += inserted
-        self._paused += pause
-
-    async def _suspend(self) -> None:
+    async def _suspend(self, session: Any) -> None:
         logger.info("%s: perfControl 0: job suspended at a step boundary (memory kept)", self.path)
         started = time.perf_counter()
-        while self.perf_control == 0:
-            self._resume.clear()
-            if self._pending is not None and (self._pending.config.perf_control or 0) > 0:
-                self._apply_pending_now()
-                break
-            await self._resume.wait()
-            if self._closed:
-                raise CancelledError(None, None, f"the session was closed while suspended by {self.path}")
-        self._suspended += time.perf_counter() - started
+        try:
+            while self.perf_control == 0:
+                self._resume.clear()
+                if self._pending is not None and (self._pending.config.perf_control or 0) > 0:
+                    self._apply_pending_now()
+                    break
+                await self._resume.wait()
+                if self._closed or session.closed:
+                    raise CancelledError(None, None, f"the session was closed while suspended by {self.path}")
+        finally:
+            self._suspended += time.perf_counter() - started
         logger.info("%s: job resumed (perfControl %d)", self.path, self.perf_control)
 
     def _apply_pending_now(self) -> None:
         snapshot, self._pending = self._pending, None
         if snapshot is not None:
             self._apply(snapshot)
+
+    def wake(self) -> None:
+        """Let suspended callers re-check (a session closing: its callers get CancelledError)."""
+        self._resume.set()
 
     async def refresh(self) -> ConfigSnapshot | None:
         """Poll the config file now; returns the newest valid snapshot (applied at the next boundary)."""
@@ -172,13 +190,22 @@ class ResourceManager:
     # -- lifecycle and figures ---------------------------------------------------------------------
     def stats(self) -> ResourceManagerStats:
         return ResourceManagerStats(
-            self._steps, self._compute, self._inserted, self._paused, self._suspended, self.perf_control,
-            self._applied, self._latency,
+            self._steps, self._paused, self._suspended, self.perf_control, self._applied, self._latency,
         )
 
-    async def close(self) -> None:
-        """Wake a suspended caller (it gets CancelledError) and stop the listener."""
+    async def share_stats(self) -> dict[int, Any]:
+        """GPU index -> the worker's ``ShareStats`` (busy time, time launches were held)."""
+        workers = self.devices.gpu_workers
+        stats = await asyncio.gather(*(w.ask(GetShareStats()) for w in workers))
+        return dict(enumerate(stats))
+
+    async def aclose(self) -> None:
+        """Wake suspended callers (they get CancelledError), stop the listener, unpace the GPUs."""
         self._closed = True
         self._resume.set()
+        if self.perf_control != 100:
+            for worker in self.devices.gpu_workers:
+                if worker.is_alive:
+                    worker.tell(SetComputeShare(100))
         if self.listener.is_alive:
             await self.listener.stop()

@@ -52,14 +52,21 @@ class GpuUsage:
     host_bytes_limit: int
     num_host_fallbacks: int
     swap_reason: str = ""
+    # the resource manager's view, when the job has one: limit in force, asked, why not reached
+    bytes_limit: int | None = None
+    limit_asked: int | None = None
+    limit_reason: str = ""
 
     @classmethod
-    def from_memory_stats(cls, bus_id: str, index: int, stats: MemoryStats) -> GpuUsage:
+    def from_memory_stats(cls, bus_id: str, index: int, stats: MemoryStats, limit: Any = None) -> GpuUsage:
+        """``limit``: the resource manager's ``LimitState`` for this GPU, if it set one."""
+        managed = limit is not None
         return cls(
             bus_id, index, stats.bytes_in_use, stats.window_peak_bytes_in_use, stats.peak_bytes_in_use,
             stats.pool_bytes, stats.stable_bytes, stats.host_bytes_in_use,
             stats.host_window_peak_bytes_in_use, stats.host_bytes_limit, stats.num_host_fallbacks,
-            stats.swap_reason,
+            stats.swap_reason, stats.bytes_limit if managed else None, limit.asked if managed else None,
+            limit.reason if managed else "",
         )
 
 
@@ -148,7 +155,17 @@ class _Window:
             "deviceMemPoolSize": u.pool_bytes, "deviceMemStable": u.stable_bytes,
             "hostMemUsedMax": self.host_max, "hostMemUsedMin": self.host_min,
             "hostMemPoolSize": u.host_bytes_limit, "swapReason": u.swap_reason if swapped else "",
+            **self.limit_fields(),
         }
+
+    def limit_fields(self) -> dict[str, Any]:
+        """antcolony's fields after AntMan's (config/status_file.py OPTIONAL_GPU_FIELDS), once the
+        job's resource manager has set a limit on this GPU."""
+        u = self.last
+        if u.bytes_limit is None:
+            return {}
+        return {"deviceMemLimit": u.bytes_limit, "deviceMemLimitAsked": u.limit_asked or 0,
+                "deviceMemLimitReason": u.limit_reason, "hostFallbacks": u.num_host_fallbacks}
 
 
 def _huge(old: float, new: float, factor: float) -> bool:

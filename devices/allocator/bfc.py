@@ -55,6 +55,7 @@ class BFCAllocator:
         self.lock = threading.RLock()
         self._limit = memory_limit
         self._growth = round_bytes(min(memory_limit, self.initial_region_bytes))
+        self._refusal = ""  # the sub-allocator's last reason for refusing a region
         self._bins: list[list[int]] = [[] for _ in range(NUM_BINS)]
         self._mask = 0  # bit i set <=> bins[i] non-empty
         self._free: dict[int, Allocation] = {}  # address -> free chunk
@@ -216,7 +217,45 @@ class BFCAllocator:
                 self._pool -= rs.size
                 self.sub_allocator.free(rs.region)
                 logger.debug("%s: released region %r", self.name, rs.region)
+            if self._pool > target_pool_bytes and self.sub_allocator.can_trim:
+                self._trim_tails(target_pool_bytes)
             return self._pool
+
+    def _trim_tails(self, target_pool_bytes: int) -> None:
+        """Give back the free tails of regions holding live chunks, highest region first, until
+        the pool fits ``target_pool_bytes`` (sub-allocators with virtual memory only)."""
+        ends = {rs.base + rs.size: rs for rs in self._regions}
+        tails = sorted((f for f in self._free.values() if f.address + f.chunk_size in ends),
+                       key=lambda f: f.address, reverse=True)
+        for f in tails:
+            excess = self._pool - target_pool_bytes
+            if excess <= 0:
+                break
+            rs = f._rs
+            cut = min(f.chunk_size, excess + (-excess % ALIGNMENT))
+            self._unbin(f)
+            self.sub_allocator.trim(rs.region, rs.size - cut)
+            rs.size -= cut
+            self._pool -= cut
+            if rs.live:
+                self._stable -= cut
+            if cut < f.chunk_size:
+                f.chunk_size -= cut
+                self._bin(f)
+            elif f._prev is not None:
+                f._prev._next = None
+
+    def describe_live(self) -> str:
+        """What holds the pool: live allocations and the regions they pin (for limit warnings)."""
+        with self.lock:
+            live = sorted(self._in_use.values(), key=lambda c: c.chunk_size, reverse=True)
+            pinned = [rs for rs in self._regions if rs.live]
+            if not live:
+                return "no live allocation (regions could not be released)"
+            big = ", ".join(f"{format_bytes(c.chunk_size)} at {c.address:#x}" for c in live[:3])
+            return (f"{len(live)} live allocation(s) of {format_bytes(self._bytes_in_use)} pin "
+                    f"{len(pinned)} region(s) of {format_bytes(sum(rs.size for rs in pinned))} "
+                    f"(largest: {big}); it is freed as those tensors die")
 
     def can_fit(self, nbytes: int) -> str:
         """"ok" if an allocation of ``nbytes`` can succeed now (barring a sub-allocator refusal),
@@ -233,7 +272,7 @@ class BFCAllocator:
         s, reason = self.stats(), self.can_fit(nbytes)
         why = {"OOM": "the request exceeds what the memory limit leaves free",
                "FRAGMENT": "enough bytes are free but no free block is large enough (fragmentation)",
-               "ok": "the sub-allocator could not supply a region"}[reason]
+               "ok": f"the device could not supply a region ({self._refusal or 'no reason given'})"}[reason]
         return (f"OOM when allocating {format_bytes(nbytes)} (chunk {round_bytes(nbytes)} B) on {self.name}: {why}. "
                 f"bytes_in_use={format_bytes(s.bytes_in_use)}, bytes_limit={format_bytes(s.bytes_limit)}, "
                 f"pool_bytes={format_bytes(s.pool_bytes)}, largest_free_block={format_bytes(s.largest_free_block)}, "
@@ -308,6 +347,7 @@ class BFCAllocator:
             except MemoryError as exc:
                 if size == r:
                     logger.debug("%s: sub-allocator refused %d bytes: %s", self.name, size, exc)
+                    self._refusal = str(exc)
                     return False
                 size = max(r, (size // 2) & -ALIGNMENT)
         if self.allow_growth and not grew:

@@ -83,10 +83,31 @@ class SubAllocator:
     def regions(self) -> list[Region]:
         return sorted(self._live.values(), key=lambda r: r.base)
 
+    #: True when :meth:`trim` can give back the tail of a live region (virtual memory can;
+    #: ``cudaMalloc`` regions cannot).
+    can_trim = False
+
+    def trim(self, region: Region, new_size: int) -> None:
+        """Give back ``[base + new_size, end)`` of a live region; ``new_size`` a positive multiple
+        of ``ALIGNMENT`` below its size."""
+        if self._live.get(region.base) is not region:
+            raise ValueError(f"{self.name}: {region!r} is not a live region of this sub-allocator")
+        if not self.can_trim:
+            raise NotImplementedError(f"{self.name}: regions cannot be trimmed")
+        if not 0 < new_size < region.size or new_size % ALIGNMENT:
+            raise ValueError(f"{self.name}: cannot trim {region!r} to {new_size} bytes")
+        self._trim(region, new_size)
+        self.bytes_allocated -= region.size - new_size
+        region.size = new_size
+
     def _alloc(self, nbytes: int) -> Region:
         raise NotImplementedError
 
     def _free(self, region: Region) -> None:
+        raise NotImplementedError
+
+    def _trim(self, region: Region, new_size: int) -> None:
+        """Hook of sub-allocators with ``can_trim``: release the region's tail (size not yet changed)."""
         raise NotImplementedError
 
 
@@ -124,8 +145,15 @@ class VirtualAddressSpace(SubAllocator):
             f"({self.free_bytes} bytes free in {len(self._starts)} ranges)"
         )
 
+    can_trim = True
+
+    def _trim(self, region: Region, new_size: int) -> None:
+        self._release_range(region.base + new_size, region.end)
+
     def _free(self, region: Region) -> None:
-        start, end = region.base, region.end
+        self._release_range(region.base, region.end)
+
+    def _release_range(self, start: int, end: int) -> None:
         i = bisect.bisect_left(self._starts, start)
         if i > 0 and self._ends[i - 1] == start:  # merge with the range below
             i -= 1

@@ -127,6 +127,11 @@ class GpuBackend:
 
         return VirtualAddressSpace(limit, name=f"gpu{index}_host")
 
+    def memory_reader(self) -> Any:
+        """What reports a GPU's memory in use by every process (``deviceMemUsedNvidia``): None
+        means NVML (a real GPU); a simulated backend returns its own reader."""
+        return None
+
     def allocation_context(self, index: int) -> Any:
         """``vmem -> context manager`` routing the array module's allocations on GPU ``index``
         through ``vmem`` (entered on a stream thread around each kernel); None when values are

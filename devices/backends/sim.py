@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..sim_ledger import SharedAddressSpace, SimGpuLedger
 from . import register_backend
 from .base import Done, GpuBackend, GpuInfo, Stream
 
@@ -61,6 +62,28 @@ class SimBackend(GpuBackend):
             raise ValueError(f"sim_gpu_memory must be > 0 bytes, got {memory}")
         self.count = count
         self.memory = memory
+        self._ledgers: dict[int, SimGpuLedger] = {}
+        self._spaces: list[SharedAddressSpace] = []
+
+    def ledger(self, index: int) -> SimGpuLedger:
+        """The machine-wide record of GPU ``index``'s memory (shared with other processes)."""
+        ledger = self._ledgers.get(index)
+        if ledger is None:
+            ledger = self._ledgers[index] = SimGpuLedger(self.info(index).bus_id, self.memory)
+        return ledger
+
+    def device_sub_allocator(self, index: int) -> Any:
+        space = SharedAddressSpace(self.ledger(index), name=f"gpu{index}")
+        self._spaces.append(space)
+        return space
+
+    def memory_reader(self) -> Any:
+        return SimMemoryReader(self)
+
+    def close(self) -> None:
+        for space in self._spaces:
+            space.close()
+        self._spaces.clear()
 
     def _device_count(self) -> int:
         return self.count
@@ -80,3 +103,30 @@ class SimBackend(GpuBackend):
 
     def _to_host(self, index: int, value: Any) -> Any:
         return np.array(value, copy=True)
+
+
+class SimMemoryReader:
+    """``deviceMemUsedNvidia`` of simulated GPUs: the device total across processes, from the
+    ledger (what NVML reports on a real GPU). Same interface as ``NvmlReader``."""
+
+    available = True
+
+    def __init__(self, backend: SimBackend) -> None:
+        self._by_bus = {info.bus_id: info.index for info in backend.infos()}
+        self._backend = backend
+
+    async def read_used(self, bus_ids: Any) -> dict[str, int]:
+        ids = list(bus_ids)
+        return await asyncio.to_thread(self._read, ids)
+
+    def _read(self, bus_ids: list[str]) -> dict[str, int]:
+        out = {}
+        for bus_id in bus_ids:
+            index = self._by_bus.get(bus_id)
+            if index is None:
+                index = next((i for full, i in self._by_bus.items() if full.endswith(bus_id)), None)
+            out[bus_id] = -1 if index is None else self._backend.ledger(index).used_bytes()
+        return out
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -103,8 +103,14 @@ def test_regions_restart_small_after_a_shrink_so_they_can_fill_the_freed_room() 
     a.free(keep)
 
 
-def test_a_non_growing_allocator_gives_back_its_single_region_only_when_empty() -> None:
-    a = BFCAllocator(VirtualAddressSpace(1 * GiB), 1 * GiB, allow_growth=False, name="GPU_0_bfc")
+class _FixedRegions(VirtualAddressSpace):
+    """Regions that cannot be trimmed, as cudaMalloc's."""
+
+    can_trim = False
+
+
+def test_a_non_growing_allocator_without_trimming_gives_back_its_single_region_only_when_empty() -> None:
+    a = BFCAllocator(_FixedRegions(1 * GiB), 1 * GiB, allow_growth=False, name="GPU_0_bfc")
     adj = AdjustableAllocator(a)
     x = a.allocate(1 * KiB)
     assert adj.adjust_limit(512 * MiB) == 1 * GiB  # the one region holds a live chunk
@@ -112,6 +118,23 @@ def test_a_non_growing_allocator_gives_back_its_single_region_only_when_empty() 
     assert adj.retry() == 512 * MiB and a.stats().pool_bytes == 0
     a.allocate(1 * KiB)
     assert a.stats().pool_bytes == 512 * MiB  # the next region is again the whole limit
+
+
+def test_a_non_growing_allocator_over_virtual_memory_trims_its_region_to_a_lower_limit_at_once() -> None:
+    space = VirtualAddressSpace(1 * GiB)
+    a = BFCAllocator(space, 1 * GiB, allow_growth=False, name="GPU_0_bfc")
+    adj = AdjustableAllocator(a)
+    x = a.allocate(1 * KiB)
+    assert adj.adjust_limit(512 * MiB) == 512 * MiB
+    assert a.stats().pool_bytes == 512 * MiB and space.free_bytes == 512 * MiB
+    y = a.allocate(500 * MiB)  # the trimmed region still serves what fits under the new limit
+    assert a.try_allocate(20 * MiB) is None
+    a.check_invariants()
+    a.free(x)
+    a.free(y)
+    assert adj.adjust_limit(1 * GiB) == 1 * GiB
+    assert a.allocate(900 * MiB) is not None  # a region released and taken again up to the new limit
+    a.check_invariants()
 
 
 class AdjustMachine(RuleBasedStateMachine):

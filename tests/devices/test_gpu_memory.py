@@ -187,13 +187,52 @@ async def test_a_limit_above_the_initial_one_is_clamped_and_a_shrink_reports_wha
     assert 0 < reached == held  # the variables' region cannot be freed
 
 
-async def test_each_session_has_its_own_gpu_memory_limit_and_figures():
+async def test_sessions_of_one_process_share_one_allocator_stack_per_gpu():
     g1, t1 = _model(width=64)
     g2, t2 = _model(width=128)
     async with ac.Session(g1, config=_config(gpu_memory_limit=8 * MiB)) as a, \
-            ac.Session(g2, config=_config(gpu_memory_limit=16 * MiB)) as b:
+            ac.Session(g2, config=_config(gpu_memory_limit=8 * MiB)) as b:
         await a.run(t1["init"])
+        only_a = a.memory_stats("/gpu:0").bytes_in_use
         await b.run(t2["init"])
         sa, sb = a.memory_stats("/gpu:0"), b.memory_stats("/gpu:0")
-    assert (sa.bytes_limit, sb.bytes_limit) == (8 * MiB, 16 * MiB)
-    assert 0 < sa.bytes_in_use < sb.bytes_in_use
+        # a limit set through one session is the process's
+        a.adjust_memory_limit("/gpu:0", 4 * MiB)
+        assert b.memory_stats("/gpu:0").bytes_limit == 4 * MiB
+    assert sa == sb and sa.bytes_limit == 8 * MiB
+    assert sa.bytes_in_use > only_a > 0  # both sessions' variables on one stack
+
+
+async def test_a_later_session_with_other_gpu_memory_settings_is_refused_with_the_difference():
+    async with ac.Session(ac.Graph(), config=_config(gpu_memory_limit=8 * MiB)) as a:
+        a.list_devices()
+        with pytest.raises(ac.errors.ConfigError, match=r"gpu_memory_limit=16777216 \(in force: 8388608\)"):
+            async with ac.Session(ac.Graph(), config=_config(gpu_memory_limit=16 * MiB)) as b:
+                b.list_devices()
+
+
+async def test_a_shrink_blocked_by_live_data_warns_with_what_holds_it_and_the_limit_reached(caplog):
+    g = ac.Graph()
+    with g.as_default(), ac.device("/gpu:0"):
+        hold = ac.Variable(ac.zeros([(6 * MiB) // 4]), name="hold")
+    async with ac.Session(g, config=_config(gpu_memory_limit=64 * MiB)) as sess:
+        await sess.run(hold.initializer)
+        with caplog.at_level("WARNING"):
+            reached = sess.adjust_memory_limit("/gpu:0", 2 * MiB)
+        assert reached == sess.memory_stats("/gpu:0").bytes_limit
+        assert reached >= 6 * MiB  # the 6 MiB variable lives there
+        reached_low = sess.adjust_memory_limit("/gpu:0", 8 * MiB)
+    assert reached_low == 8 * MiB
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("asked 2097152 bytes" in m and "live allocation" in m and "6.00 MiB" in m for m in warned), warned
+
+
+async def test_without_growth_a_lower_limit_is_reached_at_once_when_the_live_data_fits():
+    g, t = _model()
+    async with ac.Session(g, config=_config(allow_growth=False, gpu_memory_limit=128 * MiB)) as sess:
+        await sess.run(t["init"])
+        assert sess.memory_stats("/gpu:0").pool_bytes == 128 * MiB  # TF1's whole-limit region
+        assert sess.adjust_memory_limit("/gpu:0", 64 * MiB) == 64 * MiB
+        stats = sess.memory_stats("/gpu:0")
+        await sess.run(t["train"], _feed(t))
+    assert stats.bytes_limit == 64 * MiB and stats.pool_bytes <= 64 * MiB

@@ -1,0 +1,136 @@
+"""The compute share of one GPU for this process: AntMan's GPU op manager, as a duty cycle.
+
+perfControl p means the process keeps the GPU busy at most p % of the wall time. Busy time is
+what the device spent: the union of the compute kernels' intervals (as the streams report them),
+so kernels running side by side on several streams count once. After each busy period (from the
+first kernel starting on an idle device to the last one ending) the device owes
+``busy * (100 - p) / p`` seconds of idle time; any idle time pays it (the job's own CPU work, a
+post-step pause, or an idle slot: the next launch held on the loop's timer). Debt is never turned
+into a budget: idle beyond what is owed earns at most ``CREDIT_S`` of credit, enough for the host
+work a step starts with (feeds, copies) and a late timer, too little for a burst; a new share
+starts with neither debt nor credit.
+
+One ``ComputeShare`` per GPU worker; read and written on the event loop only (the worker's turn
+and messages), never blocking: a held launch is a ``call_later``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+#: Debt below this is not worth a timer (the loop's timers are millisecond-grained: a shorter
+#: hold would spin through zero-delay timers): it is carried until idle time pays it or it grows.
+MIN_SLOT_S = 1e-3
+#: Idle time beyond the debt counts at most this much towards later busy periods.
+CREDIT_S = 0.01
+
+
+@dataclass(frozen=True)
+class SetComputeShare:
+    """Tell a GPU worker: keep the device busy at most ``percent`` % of the time (1..100)."""
+
+    percent: int
+
+
+@dataclass(frozen=True)
+class OwedIdle:
+    """Ask a GPU worker: seconds of idle time the device still owes now (0.0 when none)."""
+
+
+@dataclass(frozen=True)
+class GetShareStats:
+    """Ask a GPU worker: its ``ShareStats``."""
+
+
+@dataclass(frozen=True)
+class ShareStats:
+    """Totals since the worker started (seconds): union busy time, time launches were held."""
+
+    percent: int
+    busy_s: float
+    held_s: float
+    busy_periods: int
+
+
+class ComputeShare:
+    """Duty-cycle bookkeeping of one GPU: when may the next kernel start?"""
+
+    def __init__(self, clock: object = time.perf_counter) -> None:
+        self._clock = clock
+        self.percent = 100
+        self.running = 0
+        self.owed = 0.0
+        self.idle_since = clock()  # type: ignore[operator]
+        self._period: list[tuple[float, float]] = []
+        self.busy_s = 0.0
+        self.held_s = 0.0
+        self.busy_periods = 0
+
+    def set_percent(self, percent: int) -> None:
+        if not 1 <= percent <= 100:
+            raise ValueError(f"compute share must be 1..100 percent, got {percent}")
+        self.percent = percent
+        # a new share starts clean: neither the old share's debt nor idle time before it counts
+        self.owed = 0.0
+        self.idle_since = self._clock()  # type: ignore[operator]
+
+    def owed_now(self, now: float | None = None) -> float:
+        """Idle seconds still owed (negative: credit), counting the idle time since the last kernel."""
+        if self.running:
+            return max(self.owed, 0.0)
+        now = self._clock() if now is None else now  # type: ignore[operator]
+        return self.owed - max(now - self.idle_since, 0.0)
+
+    def hold_for(self, now: float) -> float:
+        """How long a launch arriving ``now`` must wait; 0.0 means launch it now."""
+        if self.running or self.percent >= 100:
+            return 0.0
+        owed = self.owed_now(now)
+        return owed if owed >= MIN_SLOT_S else 0.0
+
+    def held(self, seconds: float) -> None:
+        self.held_s += seconds
+
+    def started(self) -> None:
+        """A kernel is handed to a stream."""
+        self.running += 1
+
+    def finished(self, start: float, end: float) -> None:
+        """A kernel handed over by ``started`` ran on the device from ``start`` to ``end``."""
+        self._period.append((start, end))
+        self.running -= 1
+        if self.running:
+            return
+        first = min(s for s, _ in self._period)
+        last = max(e for _, e in self._period)
+        busy = _union(self._period)
+        self._period.clear()
+        # Idle time pays the debt: before the period (up to its first kernel) and inside it (a
+        # completion still on its way to the loop keeps the period open while the device idles).
+        self.owed = max(self.owed - max(first - self.idle_since, 0.0), -CREDIT_S)
+        self.idle_since = last
+        self.busy_s += busy
+        self.busy_periods += 1
+        p = self.percent
+        if p < 100:
+            self.owed = max(self.owed + busy * (100 - p) / p - (last - first - busy), -CREDIT_S)
+
+    def stats(self) -> ShareStats:
+        return ShareStats(self.percent, self.busy_s, self.held_s, self.busy_periods)
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    """Total length covered by ``intervals`` (overlaps counted once)."""
+    total = 0.0
+    cur_start = cur_end = None
+    for start, end in sorted(intervals):
+        if cur_end is None or start > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start  # type: ignore[operator]
+            cur_start, cur_end = start, end
+        elif end > cur_end:
+            cur_end = end
+    if cur_end is not None:
+        total += cur_end - cur_start  # type: ignore[operator]
+    return total
