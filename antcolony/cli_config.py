@@ -84,6 +84,7 @@ def format_status_table(status: dict[str, Any]) -> str:
 
     lines = ["GPU memory (MiB):", line(headers)]
     lines += [line(r) for r in rows] if rows else ["(no GPUs)"]
+    lines += _limit_lines(status["gpuUsageInfo"])
     lines.append("")
     lines.append(f"miniBatchDuration: {_ms(status['miniBatchDuration'])}")
     durations = status["Durations"]
@@ -96,6 +97,23 @@ def format_status_table(status: dict[str, Any]) -> str:
     else:
         lines.append("Durations: (none)")
     return "\n".join(lines)
+
+
+def _limit_lines(gpus: dict[str, Any]) -> list[str]:
+    """The memory limit each GPU's config asked for and the one in force, with why they differ."""
+    lines = []
+    for bus_id, f in gpus.items():
+        if "deviceMemLimit" not in f:
+            continue
+        asked, reached = f.get("deviceMemLimitAsked", 0), f["deviceMemLimit"]
+        text = f"{bus_id}: memory limit {_mib(reached)} MiB"
+        if asked and asked != reached:
+            text += f" (asked {_mib(asked)} MiB"
+            text += f": {f['deviceMemLimitReason']})" if f.get("deviceMemLimitReason") else ")"
+        if "hostFallbacks" in f:
+            text += f"; {f['hostFallbacks']} allocation(s) placed in host memory"
+        lines.append(text)
+    return lines
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

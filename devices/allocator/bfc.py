@@ -255,7 +255,7 @@ class BFCAllocator:
             big = ", ".join(f"{format_bytes(c.chunk_size)} at {c.address:#x}" for c in live[:3])
             return (f"{len(live)} live allocation(s) of {format_bytes(self._bytes_in_use)} pin "
                     f"{len(pinned)} region(s) of {format_bytes(sum(rs.size for rs in pinned))} "
-                    f"(largest: {big}); it is freed as those tensors die")
+                    f"(largest: {big}); the shrink is retried at each step boundary as they are freed")
 
     def can_fit(self, nbytes: int) -> str:
         """"ok" if an allocation of ``nbytes`` can succeed now (barring a sub-allocator refusal),

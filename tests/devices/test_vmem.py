@@ -192,3 +192,14 @@ def test_random_sequences_keep_device_and_host_books_equal_to_what_is_live(ops: 
     v.device.check_invariants()
     v.host.check_invariants()
     assert v.memory_stats().bytes_in_use == v.memory_stats().host_bytes_in_use == 0
+
+
+def test_a_session_config_argument_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TF_GPU_VMEM", "0")
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    import antcolony as ac
+
+    assert ac.SessionConfig().vmem is False  # a field left out takes the environment
+    assert ac.SessionConfig(vmem=True).vmem is True  # an argument equal to the default still wins
+    assert ac.SessionConfig(allow_growth=False).allow_growth is False
+    assert ac.SessionConfig().allow_growth is True

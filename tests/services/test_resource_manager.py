@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import antcolony as ac
+from antcolony.cli_config import format_status_table
+from antcolony.config.status_file import parse_status
 
 MiB = 1 << 20
 BUS = "01:00.0"  # the simulated GPU 0's bus id without domain, as AntMan keys it
@@ -109,7 +111,8 @@ async def test_a_shrink_blocked_by_live_data_is_retried_until_the_data_is_freed(
         release = ac.assign(hold, np.zeros(1, np.float32), validate_shape=False)
         tick = ac.assign_add(small, np.ones(16, np.float32))
         init = ac.group(hold.initializer, small.initializer)
-    async with ac.Session(g, config=_config(path)) as sess:
+    status_path = tmp_path / "status.json"
+    async with ac.Session(g, config=_config(path, statistics_file=str(status_path))) as sess:
         await sess.resource_manager.refresh()
         await sess.run(init)
         write_config(path, gpuConfigInfo={BUS: {"maxDeviceMem": 2 * MiB}}, perfControl=100)
@@ -117,10 +120,21 @@ async def test_a_shrink_blocked_by_live_data_is_retried_until_the_data_is_freed(
         await sess.run(tick.op)
         blocked = sess.memory_stats("/gpu:0").bytes_limit
         assert blocked > 2 * MiB  # live data holds its region
+        await sess.run(tick.op)  # statistics (phase 1) report before the limit (phase 2): one step later
+        assert await sess.flush_statistics()
+        # the status file says what was asked, what was reached and what blocks it
+        gpu = json.loads(status_path.read_text())["gpuUsageInfo"][BUS]
+        assert (gpu["deviceMemLimitAsked"], gpu["deviceMemLimit"]) == (2 * MiB, blocked)
+        assert "live allocation" in gpu["deviceMemLimitReason"] and "4.00 MiB" in gpu["deviceMemLimitReason"]
+        shown = format_status_table(parse_status(status_path.read_text(), str(status_path)))
+        assert f"memory limit {blocked / MiB:.1f} MiB (asked 2.0 MiB: " in shown and "live allocation(s) of 4.00 MiB" in shown, shown
         await sess.run(release.op)  # frees the 4 MiB tensor; the retry at this boundary reaches the target
         await sess.run(tick.op)
         assert sess.memory_stats("/gpu:0").bytes_limit == 2 * MiB
-        assert not sess.resource_manager._targets
+        await sess.run(tick.op)
+        assert await sess.flush_statistics()
+    gpu = json.loads(status_path.read_text())["gpuUsageInfo"][BUS]
+    assert (gpu["deviceMemLimitAsked"], gpu["deviceMemLimit"], gpu["deviceMemLimitReason"]) == (2 * MiB, 2 * MiB, "")
 
 
 def _wide_model(size: int = 384, width: int = 8) -> tuple[ac.Graph, dict]:
