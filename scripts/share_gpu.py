@@ -1,18 +1,22 @@
-"""Two training jobs share one (simulated) GPU, AntMan-style, in one process.
+"""Two training jobs share one simulated GPU, AntMan-style: two OS processes and a scheduler.
 
-Each job is a session with its own resource config file (read) and status file (written). A
-scheduler coroutine rewrites the config files on a schedule:
+Each job is its own process (``antcolony run scripts/share_gpu_job.py``) on the same simulated
+GPU, whose memory is one budget for both (the machine's simulated-GPU ledger, in a private
+runtime directory for this demo). This script is the scheduler and acts as an external one
+would: it only writes each job's resource config file and reads its status file. Phases:
 
-  t0          both jobs run unlimited
-  t1          job A: memory shrunk, paced to perfControl 30;  job B: more memory
-  t2          job A suspended (perfControl 0), its memory kept
-  t3          job A resumed at perfControl 100
+  1  both jobs at the device's memory, perfControl 100
+  2  job A shrunk to --shrink-mib and paced to perfControl 30 (its overflow goes to host memory)
+  3  job A suspended (perfControl 0), its memory kept; job B runs alone
+  4  job A resumed at perfControl 100 with the device's memory
 
-Every half second the script prints each job's steps/s, GPU memory figures and host fallback,
-and it reports how long each config change took to be in force. At the end it writes a plot
-(PNG, needs matplotlib from the ``examples`` extra) of throughput and memory over time.
+Every half second it prints, per job, the throughput (from the job's progress log) and the
+figures of its status file: device memory used, limit asked and reached (with the reason when
+they differ), host memory, host fallbacks; and the device total (``deviceMemUsedNvidia``). At the
+end it writes a plot (PNG; needs matplotlib from the ``examples`` extra) of the same figures with
+the phases and limits marked.
 
-    python scripts/share_gpu.py [--phase-seconds 3] [--out share_gpu.png]
+    python scripts/share_gpu.py [--phase-seconds 4] [--out share_gpu.png]
 """
 
 from __future__ import annotations
@@ -21,119 +25,147 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-import numpy as np
-
-import antcolony as ac
 
 MiB = 1 << 20
 BUS = "01:00.0"  # simulated GPU 0, as a scheduler keys it (PCI bus id without domain)
+JOB_SCRIPT = Path(__file__).with_name("share_gpu_job.py")
+
+
+@dataclass
+class Sample:
+    t: float
+    rate: float
+    perf: int
+    asked: int
+    gpu: dict[str, Any]  # the status file's figures for the GPU (empty before the first write)
 
 
 @dataclass
 class Job:
     name: str
-    config_path: str
-    status_path: str
-    width: int
-    steps: int = 0
-    samples: list[tuple[float, float, float, float, int]] = field(default_factory=list)
-    session: Any = None
-    stop: bool = False
+    workdir: Path
+    proc: Any = None
+    steps: list[tuple[float, int]] = field(default_factory=list)  # (unix time, steps) progress log
+    samples: list[Sample] = field(default_factory=list)
+    perf: int = 100
+    asked: int = 0
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / f"{self.name}_sche2pai.json"
+
+    @property
+    def status_path(self) -> Path:
+        return self.workdir / f"{self.name}_pai2sche.json"
+
+    @property
+    def stop_path(self) -> Path:
+        return self.workdir / f"{self.name}.stop"
+
+    def write_config(self, mem: int, perf: int) -> None:
+        """Write the job's config atomically (temp + rename), as a scheduler should."""
+        self.perf, self.asked = perf, mem
+        body = {"gpuConfigInfo": {BUS: {"maxDeviceMem": mem}}, "perfControl": perf}
+        tmp = self.config_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(body))
+        os.replace(tmp, self.config_path)
+
+    def read_status(self) -> dict[str, Any]:
+        try:
+            status = json.loads(self.status_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return next(iter(status.get("gpuUsageInfo", {}).values()), {})
+
+    def rate(self, window: float = 1.0) -> float:
+        """Steps per second over the last ``window`` seconds of the progress log."""
+        if len(self.steps) < 2:
+            return 0.0
+        t_end, n_end = self.steps[-1]
+        for t, n in reversed(self.steps):
+            if t_end - t >= window:
+                return (n_end - n) / (t_end - t)
+        t0, n0 = self.steps[0]
+        return (n_end - n0) / (t_end - t0) if t_end > t0 else 0.0
 
 
-def write_config(path: str, mem: int | None, perf: int) -> None:
-    body: dict[str, Any] = {"perfControl": perf}
-    if mem is not None:
-        body["gpuConfigInfo"] = {BUS: {"maxDeviceMem": mem}}
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(body, f)
-    os.replace(tmp, path)  # atomic, as a scheduler should write
-
-
-def build(width: int, batch: int) -> tuple[ac.Graph, dict[str, Any]]:
-    g = ac.Graph()
-    rng = np.random.default_rng(width)
-    with g.as_default(), ac.device("/gpu:0"):
-        x = ac.placeholder(ac.float32, [batch, width], name="x")
-        y = ac.placeholder(ac.float32, [batch, 1], name="y")
-        h = x
-        for i in range(3):
-            w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
-            h = ac.nn.relu(ac.matmul(h, w))
-        head = ac.Variable(np.zeros((width, 1), np.float32), name="head")
-        loss = ac.reduce_mean(ac.square(ac.matmul(h, head) - y))
-        train = ac.train.GradientDescentOptimizer(0.01).minimize(loss)
-        init = ac.global_variables_initializer()
-    feed = {x: rng.standard_normal((batch, width)).astype(np.float32), y: np.ones((batch, 1), np.float32)}
-    return g, {"train": train, "init": init, "feed": feed}
-
-
-async def train(job: Job, batch: int, poll: float) -> None:
-    g, t = build(job.width, batch)
-    config = ac.SessionConfig(
-        gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=1024 * MiB, intra_op_threads=1,
-        resource_config_file=job.config_path, statistics_file=job.status_path, config_poll_interval=poll,
-        statistics_interval=1.0,
+async def start(job: Job, args: argparse.Namespace, env: dict[str, str]) -> None:
+    env = {**env, "GPU_CONFIG_FILE": str(job.config_path), "GPU_STATUS_FILE": str(job.status_path)}
+    job.proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "antcolony", "run", str(JOB_SCRIPT), "--width", str(args.width),
+        "--batch", str(args.batch), "--seed", str(ord(job.name)), "--sim-gpu-memory-mib", str(args.gpu_mib),
+        "--stop", str(job.stop_path), env=env, stdout=asyncio.subprocess.PIPE,
     )
-    async with ac.Session(g, config=config) as sess:
-        job.session = sess
-        await sess.resource_manager.refresh()
-        await sess.run(t["init"])
-        while not job.stop:
-            try:
-                await sess.run(t["train"], t["feed"])
-            except ac.errors.CancelledError:
-                break
-            job.steps += 1
 
 
-async def monitor(jobs: list[Job], t0: float, every: float) -> None:
-    last = {j.name: (0, t0) for j in jobs}
+async def follow(job: Job) -> None:
+    """Read the job's progress log (its stdout) until it exits."""
+    assert job.proc is not None and job.proc.stdout is not None
+    async for line in job.proc.stdout:
+        try:
+            entry = json.loads(line)
+            job.steps.append((float(entry["t"]), int(entry["steps"])))
+        except (ValueError, KeyError, TypeError):
+            print(f"  [{job.name}] {line.decode(errors='replace').rstrip()}", flush=True)
+
+
+def _mib(value: Any) -> str:
+    return f"{value / MiB:6.1f}M" if isinstance(value, (int, float)) and value >= 0 else "     -"
+
+
+def describe(job: Job, gpu: dict[str, Any], rate: float) -> str:
+    limit = gpu.get("deviceMemLimit")
+    text = (f"{job.name} perf {job.perf:3d} {rate:5.1f} steps/s  dev {_mib(gpu.get('deviceMemUsedMax'))} "
+            f"limit {_mib(limit)} (asked {_mib(job.asked)})  host {_mib(gpu.get('hostMemUsedMax'))} "
+            f"fallbacks {gpu.get('hostFallbacks', '-')}")
+    return text
+
+
+async def monitor(jobs: list[Job], t0: float, every: float, capacity: int) -> None:
+    reasons: dict[str, str] = {}
     while True:
         await asyncio.sleep(every)
-        now = time.perf_counter()
-        line = [f"t={now - t0:5.1f}s"]
+        now = time.time()
+        parts, total = [f"t={now - t0:5.1f}s"], None
         for job in jobs:
-            steps, at = last[job.name]
-            rate = (job.steps - steps) / (now - at)
-            last[job.name] = (job.steps, now)
-            if job.session is None:
-                continue
-            m = job.session.memory_stats("/gpu:0")
-            job.samples.append((now - t0, rate, m.bytes_in_use / MiB, m.host_bytes_in_use / MiB, m.num_host_fallbacks))
-            perf = job.session.resource_manager.perf_control
-            line.append(f"{job.name}: {rate:6.1f} steps/s perf={perf:3d} limit={m.bytes_limit / MiB:6.0f}M "
-                        f"gpu={m.bytes_in_use / MiB:6.1f}M host={m.host_bytes_in_use / MiB:5.1f}M "
-                        f"fallbacks={m.num_host_fallbacks}")
-        print(" | ".join(line), flush=True)
+            gpu = await asyncio.to_thread(job.read_status)
+            rate = job.rate(window=every)
+            job.samples.append(Sample(now - t0, rate, job.perf, job.asked, gpu))
+            parts.append(describe(job, gpu, rate))
+            total = gpu.get("deviceMemUsedNvidia", total)
+            reason = gpu.get("deviceMemLimitReason", "")
+            if reason and reasons.get(job.name) != reason:
+                print(f"  job {job.name}: limit not reached yet: {reason}", flush=True)
+            reasons[job.name] = reason
+        parts.append(f"device total {_mib(total)} of {capacity / MiB:.0f}M")
+        print(" | ".join(parts), flush=True)
 
 
-async def scheduler(a: Job, b: Job, phase: float, changes: list[tuple[str, float]]) -> None:
-    schedule = [
-        ("A: 5 MiB, perfControl 30; B: 512 MiB", lambda: (write_config(a.config_path, 5 * MiB, 30),
-                                                          write_config(b.config_path, 512 * MiB, 100))),
-        ("A suspended (perfControl 0)", lambda: write_config(a.config_path, 5 * MiB, 0)),
-        ("A resumed (perfControl 100, 256 MiB)", lambda: write_config(a.config_path, 256 * MiB, 100)),
-    ]
-    for label, apply in schedule:
-        await asyncio.sleep(phase)
-        applied_before = a.session.resource_manager.stats().configs_applied
-        written = time.perf_counter()
-        print(f"--- scheduler: {label}", flush=True)
-        apply()
-        while a.session.resource_manager.stats().configs_applied == applied_before:
-            await asyncio.sleep(0.005)
-        changes.append((label, time.perf_counter() - written))
-    await asyncio.sleep(phase)
+PHASES = [
+    ("1: A, B perfControl 100", lambda a, b, s, cap: (a.write_config(cap, 100), b.write_config(cap, 100))),
+    ("2: A shrunk, perfControl 30", lambda a, b, s, cap: a.write_config(s, 30)),
+    ("3: A suspended, perfControl 0", lambda a, b, s, cap: a.write_config(s, 0)),
+    ("4: A resumed, perfControl 100", lambda a, b, s, cap: a.write_config(cap, 100)),
+]
 
 
-def plot(jobs: list[Job], path: str) -> str:
+async def schedule(a: Job, b: Job, args: argparse.Namespace, t0: float, marks: list[tuple[float, str]]) -> None:
+    capacity, shrink = args.gpu_mib * MiB, args.shrink_mib * MiB
+    for label, apply in PHASES:
+        marks.append((time.time() - t0, label))
+        print(f"--- scheduler: phase {label}", flush=True)
+        apply(a, b, shrink, capacity)
+        await asyncio.sleep(args.phase_seconds)
+    marks.append((time.time() - t0, "end"))
+
+
+def plot(jobs: list[Job], marks: list[tuple[float, str]], capacity: int, path: str) -> str:
     try:
         import matplotlib
 
@@ -141,55 +173,90 @@ def plot(jobs: list[Job], path: str) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed (pip install -e '.[examples]'); no plot written"
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    fig, (ax_rate, ax_dev, ax_host) = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
+    ax_count = ax_host.twinx()
+    colors = {"A": "tab:blue", "B": "tab:orange"}
     for job in jobs:
-        t, rate, gpu, host, _ = zip(*job.samples) if job.samples else ([], [], [], [], [])
-        ax1.plot(t, rate, label=f"job {job.name}")
-        ax2.plot(t, gpu, label=f"job {job.name} GPU")
-        ax2.plot(t, host, linestyle="--", label=f"job {job.name} host fallback")
-    ax1.set_ylabel("steps/s")
-    ax2.set_ylabel("MiB in use")
-    ax2.set_xlabel("seconds")
-    ax1.legend()
-    ax2.legend()
-    fig.suptitle("Two jobs sharing one simulated GPU")
+        t = [s.t for s in job.samples]
+        c = colors.get(job.name, None)
+        ax_rate.plot(t, [s.rate for s in job.samples], color=c, label=f"job {job.name}")
+        ax_dev.plot(t, [s.gpu.get("deviceMemUsedMax", float("nan")) / MiB for s in job.samples], color=c,
+                    label=f"job {job.name} device used (max per window)")
+        ax_dev.step(t, [s.gpu.get("deviceMemLimit", float("nan")) / MiB for s in job.samples], where="post",
+                    color=c, linestyle="--", label=f"job {job.name} limit reached")
+        ax_dev.step(t, [s.asked / MiB for s in job.samples], where="post", color=c, linestyle=":", linewidth=2,
+                    label=f"job {job.name} limit asked")
+        ax_host.plot(t, [s.gpu.get("hostMemUsedMax", float("nan")) / MiB for s in job.samples], color=c,
+                     label=f"job {job.name} host memory (max per window)")
+        ax_count.step(t, [s.gpu.get("hostFallbacks", float("nan")) for s in job.samples], where="post", color=c,
+                      linestyle="--", label=f"job {job.name} host fallbacks (total)")
+    total = [(s.t, s.gpu["deviceMemUsedNvidia"] / MiB) for s in jobs[0].samples if "deviceMemUsedNvidia" in s.gpu]
+    if total:
+        ax_dev.plot(*zip(*total), color="black", linewidth=1, label="device total, both processes")
+    ax_dev.axhline(capacity / MiB, color="red", linewidth=1, label="device capacity")
+    for ax in (ax_rate, ax_dev, ax_host):
+        for i, (t, _) in enumerate(marks[:-1]):
+            ax.axvline(t, color="grey", linewidth=0.8)
+            if i % 2:
+                ax.axvspan(t, marks[i + 1][0], color="grey", alpha=0.08)
+    for t, label in marks[:-1]:
+        number, text = label.split(": ", 1)
+        ax_rate.annotate(f"phase {number}\n{text}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
+                         textcoords="offset points", va="top", fontsize=8)
+    ax_rate.set_ylabel("steps/s")
+    ax_dev.set_ylabel("GPU MiB")
+    ax_host.set_ylabel("host MiB")
+    ax_host.set_xlabel("seconds")
+    ax_count.set_ylabel("host fallbacks")
+    ax_count.legend(fontsize=7, loc="center right")
+    ax_rate.set_ylim(bottom=0, top=max(1.0, ax_rate.get_ylim()[1] * 1.25))
+    for ax in (ax_rate, ax_dev, ax_host):
+        ax.legend(fontsize=7, loc="center left")
+    fig.suptitle("Two jobs (two processes) sharing one simulated GPU; the scheduler writes configs, reads status files")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return f"plot written to {path}"
 
 
-async def main(args: argparse.Namespace) -> None:
-    tmp = tempfile.mkdtemp(prefix="share_gpu_")
-    a = Job("A", os.path.join(tmp, "a_sche2pai.json"), os.path.join(tmp, "a_pai2sche.json"), width=args.width)
-    b = Job("B", os.path.join(tmp, "b_sche2pai.json"), os.path.join(tmp, "b_pai2sche.json"), width=args.width)
+async def main(args: argparse.Namespace) -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="share_gpu_"))
+    # a private runtime directory: the jobs share this demo's simulated GPU and nothing else
+    env = {**os.environ, "ANTCOLONY_RUNTIME_DIR": str(workdir / "run")}
+    a, b = Job("A", workdir), Job("B", workdir)
+    capacity = args.gpu_mib * MiB
     for job in (a, b):
-        write_config(job.config_path, None, 100)
-    t0 = time.perf_counter()
-    trainers = [asyncio.ensure_future(train(j, args.batch, args.poll)) for j in (a, b)]
-    while a.session is None or b.session is None:
-        await asyncio.sleep(0.01)
-    mon = asyncio.ensure_future(monitor([a, b], t0, args.every))
-    changes: list[tuple[str, float]] = []
-    await scheduler(a, b, args.phase_seconds, changes)
-    a.stop = b.stop = True
-    await asyncio.gather(*trainers)
+        job.write_config(capacity, 100)
+    for job in (a, b):
+        await start(job, args, env)
+    followers = [asyncio.ensure_future(follow(j)) for j in (a, b)]
+    while not (a.steps and b.steps):  # both jobs have built their graphs and run a step
+        if any(j.proc.returncode is not None for j in (a, b)):
+            print("a job exited before it started training", file=sys.stderr)
+            return 1
+        await asyncio.sleep(0.05)
+    t0 = time.time()
+    marks: list[tuple[float, str]] = []
+    mon = asyncio.ensure_future(monitor([a, b], t0, args.every, capacity))
+    await schedule(a, b, args, t0, marks)
     mon.cancel()
-    print("config rewrite -> in force (poll interval %.2f s):" % args.poll)
-    for label, latency in changes:
-        print(f"  {label}: {latency * 1e3:.0f} ms")
+    for job in (a, b):
+        job.stop_path.touch()
+    codes = [await j.proc.wait() for j in (a, b)]
+    await asyncio.gather(*followers)
     for job in (a, b):
         print(f"job {job.name} status file {job.status_path}:")
-        if os.path.exists(job.status_path):
-            print("  " + open(job.status_path).read().replace("\n", "\n  ").rstrip())
-    print(plot([a, b], args.out))
+        print("  " + (job.status_path.read_text() if job.status_path.exists() else "(none)"))
+    print(plot([a, b], marks, capacity, args.out))
+    return 0 if codes == [0, 0] else 1
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--phase-seconds", type=float, default=3.0)
+    p.add_argument("--phase-seconds", type=float, default=4.0)
     p.add_argument("--width", type=int, default=512)
-    p.add_argument("--batch", type=int, default=1024)
-    p.add_argument("--poll", type=float, default=0.2, help="config poll interval (s)")
+    p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--gpu-mib", type=int, default=64, help="the simulated GPU's memory (MiB)")
+    p.add_argument("--shrink-mib", type=int, default=6, help="job A's limit in phases 2 and 3 (MiB)")
     p.add_argument("--every", type=float, default=0.5, help="seconds between progress lines")
     p.add_argument("--out", default="share_gpu.png")
-    ac.run(main(p.parse_args()))
+    sys.exit(asyncio.run(main(p.parse_args())))

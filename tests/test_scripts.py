@@ -35,11 +35,20 @@ def test_the_allocator_benchmark_prints_throughput_and_fragmentation():
     assert "fragment" in out.lower()
 
 
-def test_the_gpu_sharing_demo_applies_each_schedule_change_and_writes_status_and_plot(tmp_path):
-    out = _run("share_gpu.py", "--phase-seconds", "0.6", "--width", "256", "--batch", "256",
+def test_the_gpu_sharing_demo_runs_two_job_processes_under_a_file_driven_scheduler(tmp_path):
+    out = _run("share_gpu.py", "--phase-seconds", "2.5",
                "--out", str(tmp_path / "share.png"), timeout=180)
-    assert out.count("--- scheduler:") == 3
-    assert "perf=  0" in out and "perf= 30" in out
-    assert "config rewrite -> in force" in out
-    assert '"gpuUsageInfo"' in out and '"miniBatchDuration"' in out
+    assert out.count("--- scheduler: phase") == 4
+    lines = out.splitlines()
+    phase = {n: i for i, line in enumerate(lines) for n in "1234" if line.startswith(f"--- scheduler: phase {n}")}
+    shrunk = [line for line in lines[phase["2"]:phase["3"]] if line.startswith("t=")]
+    job_a = [line.split(" | ")[1] for line in shrunk]
+    # job A's status file shows the shrunk limit reached, the overflow in host memory, fallbacks
+    assert any(part.startswith("A perf  30") and "limit    6.0M (asked    6.0M)" in part
+               and "host    0.0M" not in part and not part.endswith("fallbacks 0") for part in job_a), job_a
+    suspended = [line for line in lines[phase["3"]:phase["4"]] if line.startswith("t=")]
+    assert any("A perf   0   0.0 steps/s" in line for line in suspended), suspended
+    # the device total counts both processes: more than either job's own device memory
+    assert all("device total" in line for line in shrunk + suspended)
+    assert '"gpuUsageInfo"' in out and '"deviceMemLimitAsked"' in out
     assert (tmp_path / "share.png").exists() or "matplotlib is not installed" in out

@@ -1,0 +1,78 @@
+"""One training job of the GPU-sharing demo (``share_gpu.py``), run as its own OS process.
+
+As an AntMan job, it learns its resource config and status file from the environment
+(``GPU_CONFIG_FILE``, ``GPU_STATUS_FILE``) and knows nothing of the scheduler: limits and compute
+share reach it only through the config file, its figures leave only through the status file.
+Its stdout is a progress log, one JSON line ``{"t": unix time, "steps": n}`` every ``--every``
+seconds, which the demo plots as throughput. It stops when the ``--stop`` file appears.
+
+    GPU_CONFIG_FILE=a.json GPU_STATUS_FILE=a_status.json antcolony run scripts/share_gpu_job.py --stop a.stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+import antcolony as ac
+
+MiB = 1 << 20
+
+
+def build(width: int, batch: int, seed: int) -> tuple[ac.Graph, dict[str, Any]]:
+    """A 3-layer MLP regression step on GPU 0: ~12 MiB of weights at width 1024, plus activations."""
+    g = ac.Graph()
+    rng = np.random.default_rng(seed)
+    with g.as_default(), ac.device("/gpu:0"):
+        x = ac.placeholder(ac.float32, [batch, width], name="x")
+        y = ac.placeholder(ac.float32, [batch, 1], name="y")
+        h = x
+        for i in range(3):
+            w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
+            h = ac.nn.relu(ac.matmul(h, w))
+        head = ac.Variable(np.zeros((width, 1), np.float32), name="head")
+        loss = ac.reduce_mean(ac.square(ac.matmul(h, head) - y))
+        train = ac.train.GradientDescentOptimizer(0.01).minimize(loss)
+        init = ac.global_variables_initializer()
+    feed = {x: rng.standard_normal((batch, width)).astype(np.float32), y: np.ones((batch, 1), np.float32)}
+    return g, {"train": train, "init": init, "feed": feed}
+
+
+async def report(counter: list[int], every: float, stop: str) -> None:
+    while not os.path.exists(stop):
+        print(json.dumps({"t": time.time(), "steps": counter[0]}), flush=True)
+        await asyncio.sleep(every)
+
+
+async def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sim-gpu-memory-mib", type=int, default=256)
+    p.add_argument("--every", type=float, default=0.25, help="seconds between progress lines")
+    p.add_argument("--stop", required=True, help="the job ends when this file exists")
+    args = p.parse_args()
+    g, t = build(args.width, args.batch, args.seed)
+    # config and status paths come from GPU_CONFIG_FILE / GPU_STATUS_FILE, as AntMan's jobs
+    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
+                              intra_op_threads=1, config_poll_interval=0.1, statistics_interval=0.25)
+    counter = [0]
+    async with ac.Session(g, config=config) as sess:
+        await sess.run(t["init"])
+        reporter = asyncio.ensure_future(report(counter, args.every, args.stop))
+        while not os.path.exists(args.stop):
+            await sess.run(t["train"], t["feed"])
+            counter[0] += 1
+        await reporter
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(ac.run(main()))
