@@ -319,8 +319,10 @@ class Session:
         assert self._devices is not None
         return SessionDevices(self._devices, self._resources, self._config, self._memories, self._pacer)
 
-    def _memory(self, device: str) -> Any:
-        self._attach()
+    def _memory(self, device: str, readonly: bool = False) -> Any:
+        # A closed session's figures stay readable: they show what its steps still hold.
+        if not (readonly and self._closed and self._devices is not None):
+            self._attach()
         ctx = self._device_context()
         try:
             return ctx.memory(f"/device:GPU:{ctx.devices.gpu_named(device)}")
@@ -330,8 +332,9 @@ class Session:
     def memory_stats(self, device: str = "/gpu:0") -> Any:
         """The allocator figures of a GPU (``bytes_in_use``, ``peak_bytes_in_use``, ``bytes_limit``,
         ``pool_bytes``, ``stable_bytes``, ``host_bytes_in_use``, ``host_peak_bytes_in_use``,
-        ``num_allocs``, ``num_host_fallbacks``, ...). ``device`` is a GPU name or PCI bus id."""
-        return self._memory(device).memory_stats()
+        ``num_allocs``, ``num_host_fallbacks``, ...). ``device`` is a GPU name or PCI bus id.
+        Also readable after ``close()``."""
+        return self._memory(device, readonly=True).memory_stats()
 
     def reset_memory_peak(self, device: str = "/gpu:0") -> None:
         """Start a new peak window (``window_peak_bytes_in_use``, host too) on a GPU."""
