@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -25,6 +24,7 @@ from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
+from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
@@ -369,7 +369,8 @@ class Session:
         if stops:
             await asyncio.gather(*stops, return_exceptions=True)
         if self._trace_all:
-            await asyncio.to_thread(_write_text, self._config.trace_file, self._trace_log.chrome_trace())
+            await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
+            logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()
 
 
@@ -382,10 +383,3 @@ def _device_settings(config: SessionConfig) -> DeviceSettings:
         engine=config.engine,
     )
 
-
-def _write_text(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-    logger.info("wrote the step trace to %s", path)
