@@ -21,6 +21,7 @@ write is the statistics dumper's business, not this module's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import operator
@@ -28,11 +29,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import aiofiles
-
 from antcolony.errors import ConfigError
 
 from .atomic_file import write_file_atomic_async
+from .bounded_read import read_regular_file
+from .json_text import check_depth
 from .resource_config import normalize_gpu_key
 
 __all__ = [
@@ -187,6 +188,7 @@ def validate_status(obj: Any, source: str = "<status>") -> dict[str, Any]:
 
 def parse_status(text: str, source: str = "<status>") -> dict[str, Any]:
     """Parse and validate the text of a status file."""
+    check_depth(text, source)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -195,19 +197,26 @@ def parse_status(text: str, source: str = "<status>") -> dict[str, Any]:
 
 
 def load_status(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a status file (blocking; for command-line tools)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_status(f.read(), os.fspath(path))
+    """Read and validate a status file (blocking; for command-line tools). Raises
+    ``FileRefusedError`` for anything but a regular file of at most 1 MiB."""
+    return parse_status(_decode(read_regular_file(path, what="status file")[1], path), os.fspath(path))
 
 
 async def read_status(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a status file without blocking the event loop (aiofiles).
+    """Read and validate a status file without blocking the event loop (a worker thread).
 
-    ``OSError`` (e.g. ``FileNotFoundError``) propagates; bad content raises ``ConfigError``.
+    ``OSError`` (e.g. ``FileNotFoundError``) propagates; bad content, or anything but a regular
+    file of at most 1 MiB, raises ``ConfigError``.
     """
-    async with aiofiles.open(path, encoding="utf-8") as f:
-        text = await f.read()
-    return parse_status(text, os.fspath(path))
+    _, data = await asyncio.to_thread(read_regular_file, path, what="status file")
+    return parse_status(_decode(data, path), os.fspath(path))
+
+
+def _decode(data: bytes, path: str | os.PathLike[str]) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{os.fspath(path)}: byte {exc.start} is not UTF-8; a status file is UTF-8 JSON") from None
 
 
 # -- atomic write ----------------------------------------------------------------------------------
