@@ -16,7 +16,7 @@ from typing import Any
 
 from antcolony.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "KeyLocator", "check_depth", "nesting_depth"]
+__all__ = ["MAX_DEPTH", "KeyLocator", "check_depth", "load_json", "nesting_depth"]
 
 MAX_DEPTH = 64
 """Deepest nesting of objects and lists accepted (the config schema needs 3 levels)."""
@@ -46,6 +46,22 @@ def check_depth(text: str, source: str, limit: int = MAX_DEPTH) -> None:
             f"{source}: the JSON is nested {depth} levels deep; at most {limit} are accepted "
             f"(this file's schema needs 3): remove the extra nesting"
         )
+
+
+def load_json(text: str, source: str, **options: Any) -> Any:
+    """``json.loads(text, **options)`` with the depth checked first; ``JSONDecodeError`` and
+    ``ConfigError`` (from hooks in ``options``) propagate, anything else the decoder raises on
+    hostile text becomes a ``ConfigError`` naming ``source``."""
+    check_depth(text, source)
+    try:
+        return json.loads(text, **options)
+    except (json.JSONDecodeError, ConfigError):
+        raise
+    except RecursionError:  # unreachable after the depth check, whatever the decoder's limit
+        raise ConfigError(f"{source}: the JSON is nested too deeply; remove the extra nesting") from None
+    except ValueError as exc:  # a number longer than Python converts (sys.get_int_max_str_digits)
+        raise ConfigError(f"{source}: a number in the JSON is too long to read ({exc}); write it with "
+                          f"fewer digits") from None
 
 
 class KeyLocator:

@@ -34,7 +34,7 @@ from typing import Any
 
 from antcolony.errors import ConfigError, IncompleteConfigError
 
-from .json_text import KeyLocator, check_depth
+from .json_text import KeyLocator, load_json
 
 __all__ = [
     "CONFIG_FILE_ENV",
@@ -245,11 +245,8 @@ class _Parser:
                 f"{self.source}:1:1: the file is empty (still being written?); "
                 f"write a JSON object such as {{\"perfControl\": 100}}"
             )
-        check_depth(self.text, self.source)
         try:
-            return json.loads(self.text, object_pairs_hook=pairs, parse_constant=constant)
-        except RecursionError:  # the depth check makes this unreachable; never let it escape
-            raise ConfigError(f"{self.source}: the JSON is nested too deeply; remove the extra nesting") from None
+            return load_json(self.text, self.source, object_pairs_hook=pairs, parse_constant=constant)
         except json.JSONDecodeError as exc:
             # Ends early: the error is at the end, or a string runs to the end of the text.
             if exc.pos >= len(self.text.rstrip()) or exc.msg.startswith("Unterminated string"):

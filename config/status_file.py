@@ -33,7 +33,7 @@ from antcolony.errors import ConfigError
 
 from .atomic_file import write_file_atomic_async
 from .bounded_read import read_regular_file
-from .json_text import check_depth
+from .json_text import load_json
 from .resource_config import normalize_gpu_key
 
 __all__ = [
@@ -188,9 +188,8 @@ def validate_status(obj: Any, source: str = "<status>") -> dict[str, Any]:
 
 def parse_status(text: str, source: str = "<status>") -> dict[str, Any]:
     """Parse and validate the text of a status file."""
-    check_depth(text, source)
     try:
-        obj = json.loads(text)
+        obj = load_json(text, source)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     return validate_status(obj, source)
