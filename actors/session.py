@@ -15,6 +15,7 @@ from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
 from antcolony.actors.planner import ExecutorPlan, plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
+from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
     RUN_ACTIONS, RunAction, RunActionRegistry, RunContext, RunGroup, ordered, run_actions, run_actions_of,
 )
@@ -147,6 +148,7 @@ class Session:
         options: RunOptions | None = None, run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
+        check_run_options(options, run_metadata)
         rt = self._attach()
         plan = self._fetch_plan(fetches)
         feeds = self._convert_feeds(feed_dict)
@@ -180,6 +182,7 @@ class Session:
                 raise InvalidArgumentError(
                     None, None, f"callable expects {len(feed_tensors)} feed values, got {len(args)}"
                 )
+            check_run_options(options, run_metadata)
             rt = self._attach()
             feeds = {t: convert_feed(t, v) for t, v in zip(feed_tensors, args)}
             return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
@@ -302,13 +305,7 @@ class Session:
         return el
 
     def _convert_feeds(self, feed_dict: dict[Any, Any] | None) -> dict[Tensor, Any]:
-        feeds: dict[Tensor, Any] = {}
-        if not feed_dict:
-            return feeds
-        for key, value in feed_dict.items():
-            t = self._feed_tensor(key)
-            feeds[t] = convert_feed(t, value)
-        return feeds
+        return collect_feeds(feed_dict, self._feed_tensor, convert_feed)
 
     # -- introspection and shutdown ---------------------------------------------------------
     def add_run_action(self, action: RunAction) -> RunAction:
