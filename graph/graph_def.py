@@ -47,7 +47,9 @@ class GraphDef:
         """Parse and structurally validate JSON written by ``to_json``."""
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except RecursionError:
+            raise GraphError("graph def JSON is nested too deeply for a graph def; check the file") from None
+        except ValueError as exc:  # bad JSON, bad UTF-8, a number with too many digits
             raise GraphError(f"graph def is not valid JSON: {exc}") from None
         return cls.from_dict(data)
 
@@ -59,7 +61,13 @@ class GraphDef:
         versions = data.get("versions") or {"producer": PRODUCER, "min_consumer": MIN_CONSUMER}
         if not isinstance(versions, Mapping):
             raise GraphError('graph def "versions" must be a dict')
-        if int(versions.get("min_consumer", 0)) > PRODUCER:
+        try:
+            min_consumer = int(versions.get("min_consumer", 0))
+        except (TypeError, ValueError, OverflowError):
+            raise GraphError(
+                f'graph def field "versions.min_consumer" is {versions.get("min_consumer")!r:.40}; it must be an integer'
+            ) from None
+        if min_consumer > PRODUCER:
             raise GraphError(
                 f"graph def needs a reader of version >= {versions['min_consumer']}, this antcolony reads "
                 f"version {PRODUCER}; upgrade antcolony"
@@ -236,8 +244,8 @@ def _parse_node(node: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> tuple
     for key, enc in node["attr"].items():
         try:
             attrs[key] = decode_attr_value(enc)
-        except (TypeError, ValueError) as exc:
-            raise GraphError(f"node {name!r}: attr {key!r} cannot be decoded: {exc}") from None
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            raise GraphError(f"node {name!r}: attr {key!r} cannot be decoded: {type(exc).__name__}: {exc}") from None
     return data, control, attrs
 
 
@@ -325,7 +333,7 @@ def _import_node(
         controls.extend(c for c in ctx_controls if c not in controls)
     for slot, _, _ in late:
         inputs.insert(slot, inputs[0])  # stand-in until the loop's NextIteration exists
-    op = g.create_op(node["op"], inputs, attrs, _target_name(g, scope + name), controls)
+    op = _create_op(g, node, inputs, attrs, _target_name(g, scope + name), controls)
     if node["device"]:
         op.device = node["device"]
     if op.attrs.get("shared_name") in ("", name):
@@ -336,9 +344,43 @@ def _import_node(
         for t, shape in zip(op.outputs, shapes):
             try:
                 t.set_shape(shape)
-            except (GraphError, TypeError, ValueError) as exc:
-                raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs: {exc}") from None
+            except _MALFORMED as exc:
+                raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs or are no shapes: "
+                                 f"{exc}") from None
     return op, late
+
+
+# What a shape rule raises when handed inputs or attrs its builder function would never pass.
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError,
+              RecursionError)
+
+
+def _create_op(
+    g: Graph, node: dict[str, Any], inputs: list[Tensor], attrs: dict[str, Any], name: str,
+    controls: list[Operation],
+) -> Operation:
+    """``g.create_op`` for a node of a graph def: a graph def is data from outside, so anything its
+    op's shape rule cannot make sense of becomes a GraphError naming the node and the field."""
+    op_type, where = node["op"], f"graph def node {node['name']!r} ({node['op']})"
+    try:
+        return g.create_op(op_type, inputs, attrs, name, controls)
+    except GraphError as exc:
+        raise GraphError(f"{where}: {exc}") from None
+    except KeyError as exc:
+        raise GraphError(
+            f"{where}: field 'attr' lacks {exc.args[0]!r} (or holds a malformed value for it), which a "
+            f"{op_type} op needs; attrs given: {sorted(attrs) or 'none'}"
+        ) from None
+    except IndexError:
+        raise GraphError(
+            f"{where}: field 'input' lists {len(inputs)} inputs, too few for a {op_type} op (or a list in "
+            f"field 'attr' is too short); attrs given: {sorted(attrs) or 'none'}"
+        ) from None
+    except _MALFORMED as exc:
+        raise GraphError(
+            f"{where}: fields 'input'/'attr' do not fit a {op_type} op ({type(exc).__name__}: {exc}); "
+            f"attrs given: {sorted(attrs) or 'none'}"
+        ) from None
 
 
 def _target_name(g: Graph, wanted: str) -> str:
