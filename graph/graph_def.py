@@ -15,6 +15,7 @@ from antcolony.errors import GraphError
 
 from .attr_value import decode_attr_value, encode_attr_value
 from .core import Graph, Operation, Tensor, get_default_graph
+from .graph_def_checks import check_frames, check_ref_inputs
 from .registry import OP_DEFS
 
 __all__ = ["GraphDef", "import_graph_def", "encode_attr_value", "decode_attr_value"]
@@ -208,6 +209,7 @@ def import_graph_def(
                     _check_mapped_dtype(key, created, tensor_map[key])
             for merge, slot, src, index in pending_back:
                 merge._update_input(slot, created[src].outputs[index])
+            check_frames(order, created, back)
         result = [_element(r, created) for r in wanted]
     except BaseException:
         _rollback(g, n_before)
@@ -362,6 +364,7 @@ def _create_op(
     """``g.create_op`` for a node of a graph def: a graph def is data from outside, so anything its
     op's shape rule cannot make sense of becomes a GraphError naming the node and the field."""
     op_type, where = node["op"], f"graph def node {node['name']!r} ({node['op']})"
+    check_ref_inputs(node, len(inputs))
     try:
         return g.create_op(op_type, inputs, attrs, name, controls)
     except GraphError as exc:

@@ -130,3 +130,105 @@ def test_the_base_graph_def_imports_and_runs() -> None:
     with ac.Graph().as_default() as g:
         ac.import_graph_def(BASE, name="")
         assert g.get_operation_by_name("out").type == "Sum"
+
+
+# -- what imports, runs (or fails with an OpError) -------------------------------------------------
+
+
+def _with_nodes(*nodes: dict[str, Any]) -> dict[str, Any]:
+    g = ac.Graph()
+    with g.as_default():
+        ac.constant([1.0, 2.0], name="a")
+        ac.constant(True, name="p")
+    gd = g.as_graph_def().to_dict()
+    gd["node"].extend(nodes)
+    return gd
+
+
+@pytest.mark.parametrize("nodes, words", [
+    ([{"name": "n", "op": "IsVariableInitialized", "input": []}],
+     r"node 'n' \(IsVariableInitialized\): field 'input' lists 0 data inputs.*variable reference at input 0"),
+    ([{"name": "n", "op": "Exit", "input": ["a:0"]}],
+     r"node 'n' \(Exit\): field 'input' is outside any while loop"),
+    ([{"name": "m", "op": "Merge", "input": ["a:0", "nx:0"]}, {"name": "nx", "op": "NextIteration", "input": ["m:0"]}],
+     r"\(NextIteration\): field 'input' is outside any while loop"),
+    ([{"name": "e", "op": "Enter", "input": ["a:0"],
+       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 0}}],
+     r"node 'e' \(Enter\): field 'attr' has parallel_iterations 0"),
+    ([{"name": "e", "op": "Enter", "input": ["a:0"],
+       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 1}},
+      {"name": "n", "op": "Add", "input": ["e:0", "a:0"]}],
+     r"node 'n' \(Add\): field 'input' mixes tensors of different while-loop frames"),
+])
+def test_graph_defs_that_would_fail_inside_the_runtime_are_rejected_at_import(nodes: list, words: str) -> None:
+    with ac.Graph().as_default() as g, pytest.raises(GraphError, match=words):
+        ac.import_graph_def(_with_nodes(*nodes), name="")
+    assert g.get_operations() == []
+
+
+async def test_nested_loops_conds_and_loop_gradients_still_import_and_compute_the_same() -> None:
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [], name="x")
+
+        def outer(i: Any, v: Any) -> tuple[Any, Any]:
+            _, w = ac.while_loop(lambda j, w: j < 3,
+                                 lambda j, w: (j + 1, ac.cond(w > 100.0, lambda: w, lambda: w * x)),
+                                 [ac.constant(0), v])
+            return i + 1, w + 1.0
+
+        nested = ac.while_loop(lambda i, v: i < 2, outer, [ac.constant(0), x])[1]
+        powered = ac.while_loop(lambda k, v: k < 4, lambda k, v: (k + 1, v * x), [ac.constant(0), x])[1]
+        grad = ac.gradients(powered, [x])[0]
+    copy_graph = ac.Graph()
+    with copy_graph.as_default():
+        ac.import_graph_def(g.as_graph_def().to_json(), name="")
+    async with ac.Session(g) as s1, ac.Session(copy_graph) as s2:
+        for t in (nested, powered, grad):
+            assert await s2.run(t.name, {"x:0": 1.5}) == await s1.run(t.name, {"x:0": 1.5})
+
+
+_SOURCES = ["a:0", "a:0", "p:0"]
+_random_node_attrs = st.sampled_from([
+    {}, {}, {}, {"T": {"dtype": "float32"}}, {"dtype": {"dtype": "float32"}}, {"axis": 0}, {"N": 2},
+    {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}, {"shape": {"tuple": [2]}},
+])
+
+
+# ops whose inputs the runtime relies on beyond what their shape rules check
+_STRUCTURAL = st.sampled_from(["Enter", "Exit", "NextIteration", "Merge", "Switch", "LoopCond", "IsVariableInitialized",
+                               "Assign", "AssignAdd", "Identity"])
+
+
+@st.composite
+def _random_chain(draw: st.DrawFn) -> dict[str, Any]:
+    nodes, names = [], list(_SOURCES)
+    for k in range(draw(st.integers(1, 3))):
+        inputs = draw(st.lists(st.sampled_from(names), max_size=3))
+        nodes.append({"name": f"n{k}", "op": draw(_STRUCTURAL | st.sampled_from(OP_TYPES)), "input": inputs,
+                      "attr": draw(_random_node_attrs)})
+        names += [f"n{k}:0", f"n{k}:0"]
+    return _with_nodes(*nodes)
+
+
+async def _run_every_op(g: ac.Graph) -> None:
+    import asyncio
+
+    async with ac.Session(g, config=ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1)) as sess:
+        for op in g.get_operations():
+            try:
+                await asyncio.wait_for(sess.run(op.outputs[0] if op.outputs else op), 10)
+            except ac.errors.OpError as exc:
+                assert "object has no attribute" not in str(exc) and "failed unexpectedly" not in str(exc), exc
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_random_chain())
+def test_whatever_imports_runs_or_fails_with_an_op_error(gd: dict[str, Any]) -> None:
+    g = ac.Graph()
+    with g.as_default():
+        try:
+            ac.import_graph_def(gd, name="")
+        except GraphError:
+            return
+    ac.run(_run_every_op(g))
