@@ -15,7 +15,7 @@ from antcolony.errors import GraphError
 
 from .attr_value import decode_attr_value, encode_attr_value
 from .core import Graph, Operation, Tensor, get_default_graph
-from .graph_def_checks import check_frames, check_ref_inputs
+from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
 
 __all__ = ["GraphDef", "import_graph_def", "encode_attr_value", "decode_attr_value"]
@@ -333,9 +333,14 @@ def _import_node(
             controls.append(op)
     if not any(id(t.op) in imported_ids for t in inputs) and not any(id(c) in imported_ids for c in controls):
         controls.extend(c for c in ctx_controls if c not in controls)
+    if late and not inputs:
+        raise GraphError(
+            f"graph def node {name!r} ({node['op']}): field 'input' lists only NextIteration outputs; a loop "
+            "Merge takes the loop's Enter first"
+        )
     for slot, _, _ in late:
         inputs.insert(slot, inputs[0])  # stand-in until the loop's NextIteration exists
-    op = _create_op(g, node, inputs, attrs, _target_name(g, scope + name), controls)
+    op = create_checked_op(g, node, inputs, attrs, _target_name(g, scope + name), controls)
     if node["device"]:
         op.device = node["device"]
     if op.attrs.get("shared_name") in ("", name):
@@ -346,44 +351,10 @@ def _import_node(
         for t, shape in zip(op.outputs, shapes):
             try:
                 t.set_shape(shape)
-            except _MALFORMED as exc:
+            except MALFORMED as exc:
                 raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs or are no shapes: "
                                  f"{exc}") from None
     return op, late
-
-
-# What a shape rule raises when handed inputs or attrs its builder function would never pass.
-_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError,
-              RecursionError)
-
-
-def _create_op(
-    g: Graph, node: dict[str, Any], inputs: list[Tensor], attrs: dict[str, Any], name: str,
-    controls: list[Operation],
-) -> Operation:
-    """``g.create_op`` for a node of a graph def: a graph def is data from outside, so anything its
-    op's shape rule cannot make sense of becomes a GraphError naming the node and the field."""
-    op_type, where = node["op"], f"graph def node {node['name']!r} ({node['op']})"
-    check_ref_inputs(node, len(inputs))
-    try:
-        return g.create_op(op_type, inputs, attrs, name, controls)
-    except GraphError as exc:
-        raise GraphError(f"{where}: {exc}") from None
-    except KeyError as exc:
-        raise GraphError(
-            f"{where}: field 'attr' lacks {exc.args[0]!r} (or holds a malformed value for it), which a "
-            f"{op_type} op needs; attrs given: {sorted(attrs) or 'none'}"
-        ) from None
-    except IndexError:
-        raise GraphError(
-            f"{where}: field 'input' lists {len(inputs)} inputs, too few for a {op_type} op (or a list in "
-            f"field 'attr' is too short); attrs given: {sorted(attrs) or 'none'}"
-        ) from None
-    except _MALFORMED as exc:
-        raise GraphError(
-            f"{where}: fields 'input'/'attr' do not fit a {op_type} op ({type(exc).__name__}: {exc}); "
-            f"attrs given: {sorted(attrs) or 'none'}"
-        ) from None
 
 
 def _target_name(g: Graph, wanted: str) -> str:

@@ -2,6 +2,8 @@
 also runs (or fails with an OpError): the structure that builder functions guarantee by
 construction and a hand-written or hostile graph def may break.
 
+- Whatever an op's shape rule raises on inputs or attrs it cannot use becomes a GraphError naming
+  the node, its op type and the field (``create_checked_op``).
 - Ops taking a variable reference (``OpDef.ref_inputs``) have those input slots.
 - While-loop frames nest: every op's data inputs come from one frame; Enter opens a child frame
   (with a name and ``parallel_iterations`` >= 1), Exit and NextIteration only occur inside a
@@ -16,16 +18,50 @@ from typing import Any
 
 from antcolony.errors import GraphError
 
-from .core import Operation
+from .core import Graph, Operation, Tensor
 from .registry import OP_DEFS
 
-__all__ = ["check_frames", "check_ref_inputs"]
+__all__ = ["MALFORMED", "check_frames", "create_checked_op"]
 
 Frame = tuple[str, ...]  # nested frame names; () is the root frame
 _ROOT: Frame = ()
 
 
-def check_ref_inputs(node: Mapping[str, Any], n_inputs: int) -> None:
+# What a shape rule raises when handed inputs or attrs its builder function would never pass.
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError,
+             RecursionError)
+
+
+def create_checked_op(
+    g: Graph, node: dict[str, Any], inputs: list[Tensor], attrs: dict[str, Any], name: str,
+    controls: list[Operation],
+) -> Operation:
+    """``g.create_op`` for a node of a graph def: a graph def is data from outside, so anything its
+    op's shape rule cannot make sense of becomes a GraphError naming the node and the field."""
+    op_type, where = node["op"], f"graph def node {node['name']!r} ({node['op']})"
+    _check_ref_inputs(node, len(inputs))
+    try:
+        return g.create_op(op_type, inputs, attrs, name, controls)
+    except GraphError as exc:
+        raise GraphError(f"{where}: {exc}") from None
+    except KeyError as exc:
+        raise GraphError(
+            f"{where}: field 'attr' lacks {exc.args[0]!r} (or holds a malformed value for it), which a "
+            f"{op_type} op needs; attrs given: {sorted(attrs) or 'none'}"
+        ) from None
+    except IndexError:
+        raise GraphError(
+            f"{where}: field 'input' lists {len(inputs)} inputs, too few for a {op_type} op (or a list in "
+            f"field 'attr' is too short); attrs given: {sorted(attrs) or 'none'}"
+        ) from None
+    except MALFORMED as exc:
+        raise GraphError(
+            f"{where}: fields 'input'/'attr' do not fit a {op_type} op ({type(exc).__name__}: {exc}); "
+            f"attrs given: {sorted(attrs) or 'none'}"
+        ) from None
+
+
+def _check_ref_inputs(node: Mapping[str, Any], n_inputs: int) -> None:
     """Raise when a node's op takes a variable reference at a slot its inputs do not reach."""
     op_def = OP_DEFS.get(node["op"])
     if op_def is None or not op_def.ref_inputs:

@@ -152,6 +152,8 @@ def _with_nodes(*nodes: dict[str, Any]) -> dict[str, Any]:
      r"node 'n' \(Exit\): field 'input' is outside any while loop"),
     ([{"name": "m", "op": "Merge", "input": ["a:0", "nx:0"]}, {"name": "nx", "op": "NextIteration", "input": ["m:0"]}],
      r"\(NextIteration\): field 'input' is outside any while loop"),
+    ([{"name": "m", "op": "Merge", "input": ["nx:0"]}, {"name": "nx", "op": "NextIteration", "input": ["m:0"]}],
+     r"node 'm' \(Merge\): field 'input' lists only NextIteration outputs"),
     ([{"name": "e", "op": "Enter", "input": ["a:0"],
        "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 0}}],
      r"node 'e' \(Enter\): field 'attr' has parallel_iterations 0"),
