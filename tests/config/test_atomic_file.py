@@ -83,7 +83,7 @@ def test_the_file_gets_the_usual_umask_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "f").stat().st_mode) == 0o640
 
 
-async def test_the_async_writer_keeps_the_loop_free_and_survives_cancellation(tmp_path: Path) -> None:
+async def test_a_cancelled_async_write_leaves_the_old_or_new_file_and_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "big"
     await write_file_atomic_async(target, b"0")
     task = asyncio.create_task(write_file_atomic_async(target, b"1" * 5_000_000))
