@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import reprlib
 import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -46,7 +47,9 @@ class Runtime:
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.loop: asyncio.AbstractEventLoop = loop if loop is not None else asyncio.get_running_loop()
-        self.dead_letters: deque[tuple[str, Any]] = deque(maxlen=100)
+        # (recipient, description): a description only, so an undelivered kernel result or step
+        # does not keep its tensors (device memory) alive after the step ended.
+        self.dead_letters: deque[tuple[str, str]] = deque(maxlen=100)
         self.dead_letter_count: int = 0
         self._handled = 0
         self._cells: dict[str, _Cell] = {}
@@ -249,13 +252,13 @@ class Runtime:
 
     def _dead_letter(self, name: str, message: Any) -> None:
         self.dead_letter_count += 1
-        self.dead_letters.append((name, message))
+        self.dead_letters.append((name, describe_message(message)))
         logger.warning("dead letter: %s for stopped actor %s", type(message).__name__, name)
 
     def _dead_letters(self, name: str, messages: list[Any]) -> None:
         """Tells still queued when ``name`` stopped: one log line for the lot."""
         self.dead_letter_count += len(messages)
-        self.dead_letters.extend((name, message) for message in messages[-100:])
+        self.dead_letters.extend((name, describe_message(message)) for message in messages[-100:])
         kinds = sorted({type(message).__name__ for message in messages})
         logger.warning("%d dead letters (%s) queued for stopped actor %s", len(messages), ", ".join(kinds), name)
 
@@ -264,6 +267,24 @@ class Runtime:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+_SCALARS = (str, bytes, int, float, complex, bool, type(None))
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 60
+
+
+def describe_message(message: Any) -> str:
+    """A short text naming a dead letter that keeps no reference to it: plain scalars by their
+    (bounded) repr, anything else by its type and the step it belongs to, if any."""
+    if isinstance(message, _SCALARS):
+        return _short.repr(message)
+    kind = type(message).__name__
+    # an Input is a tuple (tag, slot, value) whose tag is a step or a loop frame
+    carrier = message[0] if isinstance(message, tuple) and message else message
+    step = getattr(carrier, "step", None)
+    step_id = getattr(step, "id", None)
+    return f"{kind}(step {step_id})" if isinstance(step_id, int) else kind
 
 
 _RUNTIMES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Runtime] = weakref.WeakKeyDictionary()

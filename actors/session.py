@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -16,6 +15,7 @@ from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
 from antcolony.actors.planner import ExecutorPlan, plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
+from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
     RUN_ACTIONS, RunAction, RunActionRegistry, RunContext, RunGroup, ordered, run_actions, run_actions_of,
 )
@@ -25,6 +25,7 @@ from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
+from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
@@ -149,6 +150,7 @@ class Session:
         options: RunOptions | None = None, run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
+        check_run_options(options, run_metadata)
         rt = self._attach()
         plan = self._fetch_plan(fetches)
         feeds = self._convert_feeds(feed_dict)
@@ -182,6 +184,7 @@ class Session:
                 raise InvalidArgumentError(
                     None, None, f"callable expects {len(feed_tensors)} feed values, got {len(args)}"
                 )
+            check_run_options(options, run_metadata)
             rt = self._attach()
             feeds = {t: convert_feed(t, v) for t, v in zip(feed_tensors, args)}
             return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
@@ -303,13 +306,7 @@ class Session:
         return el
 
     def _convert_feeds(self, feed_dict: dict[Any, Any] | None) -> dict[Tensor, Any]:
-        feeds: dict[Tensor, Any] = {}
-        if not feed_dict:
-            return feeds
-        for key, value in feed_dict.items():
-            t = self._feed_tensor(key)
-            feeds[t] = convert_feed(t, value)
-        return feeds
+        return collect_feeds(feed_dict, self._feed_tensor, convert_feed)
 
     # -- introspection and shutdown ---------------------------------------------------------
     def add_run_action(self, action: RunAction) -> RunAction:
@@ -320,8 +317,10 @@ class Session:
         assert self._devices is not None
         return SessionDevices(self._devices, self._resources, self._config)
 
-    def _memory(self, device: str) -> Any:
-        self._attach()
+    def _memory(self, device: str, readonly: bool = False) -> Any:
+        # A closed session's figures stay readable: they show what its steps still hold.
+        if not (readonly and self._closed and self._devices is not None):
+            self._attach()
         ctx = self._device_context()
         try:
             return ctx.memory(f"/device:GPU:{ctx.devices.gpu_named(device)}")
@@ -332,8 +331,9 @@ class Session:
         """The allocator figures of a GPU for this process (every session of the runtime shares
         one allocator stack per GPU): ``bytes_in_use``, ``peak_bytes_in_use``, ``bytes_limit``,
         ``pool_bytes``, ``stable_bytes``, ``host_bytes_in_use``, ``host_peak_bytes_in_use``,
-        ``num_allocs``, ``num_host_fallbacks``, ...). ``device`` is a GPU name or PCI bus id."""
-        return self._memory(device).memory_stats()
+        ``num_allocs``, ``num_host_fallbacks``, ...). ``device`` is a GPU name or PCI bus id.
+        Also readable after ``close()``."""
+        return self._memory(device, readonly=True).memory_stats()
 
     def reset_memory_peak(self, device: str = "/gpu:0") -> None:
         """Start a new peak window (``window_peak_bytes_in_use``, host too) on a GPU."""
@@ -382,7 +382,8 @@ class Session:
         if stops:
             await asyncio.gather(*stops, return_exceptions=True)
         if self._trace_all:
-            await asyncio.to_thread(_write_text, self._config.trace_file, self._trace_log.chrome_trace())
+            await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
+            logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()
 
 
@@ -396,10 +397,3 @@ def _device_settings(config: SessionConfig) -> DeviceSettings:
         vmem=config.vmem, host_mem_limit=config.host_mem_limit,
     )
 
-
-def _write_text(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-    logger.info("wrote the step trace to %s", path)

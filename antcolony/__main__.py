@@ -21,10 +21,28 @@ def _install_uvloop_policy() -> str:
     return "uvloop"
 
 
+def _unrunnable(script: str) -> str | None:
+    """Why ``script`` cannot be run, as runpy would fail on it with a traceback; None if it can.
+
+    A directory runs when it holds ``__main__.py`` (as ``python DIR``); a FIFO or device is
+    refused, since reading one could wait forever."""
+    if os.path.isdir(script):
+        if os.path.isfile(os.path.join(script, "__main__.py")):
+            return None
+        return "is a directory without a __main__.py; give a Python script (or a directory holding __main__.py)"
+    if not os.path.isfile(script):
+        return "is not a regular file; give a Python script"
+    return None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     script = args.script
     if not os.path.exists(script):
         print(f"antcolony run: no such file: {script}", file=sys.stderr)
+        return 2
+    problem = _unrunnable(script)
+    if problem:
+        print(f"antcolony run: {script} {problem}", file=sys.stderr)
         return 2
     loop_kind = _install_uvloop_policy()
     if args.verbose:

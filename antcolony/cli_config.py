@@ -10,49 +10,62 @@ its content is invalid, 2 when it cannot be read.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, TextIO
 
+from antcolony.config.bounded_read import MAX_CONFIG_BYTES, read_regular_file
 from antcolony.config.resource_config import parse_resource_config_bytes
 from antcolony.config.status_file import parse_status
-from antcolony.errors import ConfigError
+from antcolony.errors import ConfigError, FileRefusedError
 
 __all__ = ["add_parsers", "cmd_config_check", "cmd_status", "format_status_table"]
 
 _MIB = 1 << 20
 
 
-def _read_bytes(prog: str, path: str, err: TextIO) -> bytes | None:
+def _read_bytes(prog: str, path: str, err: TextIO, what: str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular_file(path, MAX_CONFIG_BYTES, what=what)[1]
     except FileNotFoundError:
-        print(f"{prog}: no such file: {path}", file=err)
-    except IsADirectoryError:
-        print(f"{prog}: {path} is a directory, not a file", file=err)
+        print(f"{prog}: no such file: {printable(path)}", file=err)
+    except FileRefusedError as exc:
+        print(f"{prog}: cannot read {printable(str(exc))}", file=err)
     except OSError as exc:
-        print(f"{prog}: cannot read {path}: {exc.strerror or exc}", file=err)
+        print(f"{prog}: cannot read {printable(path)}: {exc.strerror or exc}", file=err)
     return None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_IN_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` with control characters (terminal escapes among them) shown as ``\\xNN``: a
+    file's content must not drive the terminal it is printed on. Tabs and newlines stay,
+    unless ``one_line`` (a table cell)."""
+    pattern = _CONTROL_IN_LINE if one_line else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def cmd_config_check(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     prog = "antcolony config check"
-    data = _read_bytes(prog, args.file, err)
+    data = _read_bytes(prog, args.file, err, "resource config")
     if data is None:
         return 2
     try:
         config = parse_resource_config_bytes(data, args.file)
     except ConfigError as exc:
-        print(f"{prog}: invalid: {exc}", file=err)
+        print(f"{prog}: invalid: {printable(str(exc))}", file=err)
         return 1
     print(config.to_json(), file=out)
     limits = ", ".join(f"{key} {value / _MIB:.1f} MiB" for key, value in config.gpu_limits.items())
     perf = "unchanged" if config.perf_control is None else f"{config.perf_control}%"
-    print(f"{prog}: {args.file} is valid: maxDeviceMem: {limits or 'none'}; perfControl: {perf}", file=err)
+    print(f"{prog}: {printable(args.file)} is valid: maxDeviceMem: {limits or 'none'}; perfControl: {perf}", file=err)
     for warning in config.warnings:
-        print(f"warning: {warning}", file=err)
+        print(f"warning: {printable(warning)}", file=err)
     return 0
 
 
@@ -72,7 +85,7 @@ def format_status_table(status: dict[str, Any]) -> str:
     for bus_id, f in status["gpuUsageInfo"].items():
         nvidia = f["deviceMemUsedNvidia"]
         rows.append([
-            str(bus_id),
+            printable(str(bus_id), one_line=True),
             _mib(f["deviceMemUsedMax"]), _mib(f["deviceMemUsedMin"]), _mib(f["deviceMemPoolSize"]),
             _mib(f["deviceMemStable"]), _mib(f["hostMemUsedMax"]), _mib(f["hostMemUsedMin"]),
             _mib(f["hostMemPoolSize"]), f["swapReason"] or "-", "n/a" if nvidia < 0 else _mib(nvidia),
@@ -90,8 +103,8 @@ def format_status_table(status: dict[str, Any]) -> str:
     durations = status["Durations"]
     if durations:
         lines.append("Durations:")
-        width = max(len(k) for k in durations)
-        shown = {key: f"{value / 1000:.3f}" for key, value in durations.items()}
+        shown = {printable(str(key), one_line=True): f"{value / 1000:.3f}" for key, value in durations.items()}
+        width = max(len(k) for k in shown)
         num = max(len(v) for v in shown.values())
         lines += [f"  {key.ljust(width)}  {text.rjust(num)} ms" for key, text in shown.items()]
     else:
@@ -120,17 +133,17 @@ def cmd_status(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     prog = "antcolony status"
-    data = _read_bytes(prog, args.file, err)
+    data = _read_bytes(prog, args.file, err, "status file")
     if data is None:
         return 2
     try:
         text = data.decode("utf-8-sig")
         status = parse_status(text, args.file)
     except UnicodeDecodeError:
-        print(f"{prog}: invalid: {args.file} is not UTF-8 text", file=err)
+        print(f"{prog}: invalid: {printable(args.file)} is not UTF-8 text", file=err)
         return 1
     except ConfigError as exc:
-        print(f"{prog}: invalid: {exc}", file=err)
+        print(f"{prog}: invalid: {printable(str(exc))}", file=err)
         return 1
     print(format_status_table(status), file=out)
     return 0

@@ -37,6 +37,7 @@ __all__ = [
     "AskTimeoutError",
     "ConfigError",
     "IncompleteConfigError",
+    "FileRefusedError",
     "SessionClosedError",
     "as_op_error",
     "exception_type_from_error_code",
@@ -177,6 +178,19 @@ class ConfigError(AntColonyError, ValueError):
 class IncompleteConfigError(ConfigError):
     """A config file's text ends early (empty or truncated JSON): typically a file caught while
     a writer that does not rename atomically is still writing it."""
+
+
+class FileRefusedError(ConfigError):
+    """A path given as a config or status file exists but is not read: it is not a regular file
+    (a FIFO, a device, a directory) or it is larger than a file of its kind can be.
+
+    ``reason`` is the message without the path (``"is a FIFO, not a regular file"``).
+    """
+
+    def __init__(self, path: str, reason: str, fix: str) -> None:
+        super().__init__(f"{path} {reason}; {fix}")
+        self.path = path
+        self.reason = reason
 
 
 def exception_type_from_error_code(code: int) -> type[OpError]:

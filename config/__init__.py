@@ -4,6 +4,7 @@ writes)."""
 
 from __future__ import annotations
 
+from .atomic_file import write_file_atomic, write_file_atomic_async
 from .file_listener import (
     ConfigSnapshot,
     FileListener,
@@ -63,5 +64,7 @@ __all__ = [
     "spawn_file_listener",
     "status_file_from_env",
     "validate_status",
+    "write_file_atomic",
+    "write_file_atomic_async",
     "write_status_atomic",
 ]

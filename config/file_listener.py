@@ -46,8 +46,9 @@ from antcolony.actors.actor import Actor
 from antcolony.actors.ref import ActorRef
 from antcolony.actors.runtime import Runtime, get_runtime
 
-from antcolony.errors import ActorDeadError, ConfigError, IncompleteConfigError
+from antcolony.errors import ActorDeadError, ConfigError, FileRefusedError, IncompleteConfigError
 
+from .bounded_read import MAX_CONFIG_BYTES, file_kind, read_regular_file
 from .listener_messages import (
     Callback,
     ConfigSnapshot,
@@ -98,14 +99,14 @@ def _stat_file(path: str) -> os.stat_result:
 
 
 def _read_file(path: str, max_bytes: int) -> tuple[_Signature, bytes]:
-    """Read the whole file with the signature of the inode actually read (worker thread)."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat_module.S_ISREG(st.st_mode):
-            raise _FileProblem("is not a regular file")
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise _FileProblem(f"is larger than {max_bytes} bytes; a resource config is a small JSON object")
+    """Read the whole file with the signature of the inode actually read (worker thread).
+
+    Non-blocking open: a FIFO swapped in after the stat must not hang the thread (and with it
+    the loop's shutdown)."""
+    try:
+        st, data = read_regular_file(path, max_bytes, what="resource config")
+    except FileRefusedError as exc:
+        raise _FileProblem(exc.reason) from None
     return _signature(st), data
 
 
@@ -133,7 +134,7 @@ class FileListener(Actor):
         settle_delay: float | None = None,
         incomplete_grace: float | None = None,
         content_check_interval: float = 5.0,
-        max_bytes: int = 1 << 20,
+        max_bytes: int = MAX_CONFIG_BYTES,
         read_timeout: float = 10.0,
         subscribers: tuple[Subscriber, ...] | list[Subscriber] = (),
     ) -> None:
@@ -247,7 +248,7 @@ class FileListener(Actor):
             self._on_unusable(f"cannot be examined ({_describe_os_error(exc)})")
             return
         if not stat_module.S_ISREG(st.st_mode):
-            self._on_unusable("is not a regular file")
+            self._on_unusable(f"is {file_kind(st.st_mode)}, not a regular file")
             return
         now = loop.time()
         if _signature(st) == self._sig and now - self._last_content_check < self.content_check_interval:
@@ -267,7 +268,11 @@ class FileListener(Actor):
             self._counts["unchanged"] += 1
             return
         try:
-            config = parse_resource_config_bytes(data, self.path)
+            # in a worker thread: a megabyte of hostile JSON must not stall every other actor
+            config = await self._in_thread(parse_resource_config_bytes, data, self.path)
+        except TimeoutError:
+            self._on_unusable(f"took over {self.read_timeout} s to parse")
+            return
         except IncompleteConfigError as exc:
             if self._incomplete is None or self._incomplete[0] != digest:
                 self._incomplete = (digest, now)

@@ -34,6 +34,8 @@ from typing import Any
 
 from antcolony.errors import ConfigError, IncompleteConfigError
 
+from .json_text import KeyLocator, load_json
+
 __all__ = [
     "CONFIG_FILE_ENV",
     "FrozenMapping",
@@ -51,6 +53,7 @@ CONFIG_FILE_ENV = "GPU_CONFIG_FILE"
 _UINT64_MAX = 2**64 - 1
 _KNOWN_TOP = ("name", "gpuConfigInfo", "perfControl")
 _KNOWN_GPU = ("maxDeviceMem",)
+_MAX_UNKNOWN_LISTED = 20  # one warning each; the rest are counted in one more
 
 _SHORT_BUS_ID = re.compile(r"([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 _FULL_BUS_ID = re.compile(r"([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
@@ -190,30 +193,6 @@ def config_file_from_env(explicit: str | os.PathLike[str] | None = None) -> str 
 # -- parsing -------------------------------------------------------------------------------------
 
 
-def _line_col(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return line, col
-
-
-def _locate(text: str, path: tuple[str, ...]) -> str:
-    """``:line:col`` of the last key of ``path`` in ``text`` (searching each key after the one
-    before it), or "" when it cannot be found. A hint for the reader, not a parse."""
-    pos = 0
-    found = -1
-    for key in path:
-        pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
-        m = pattern.search(text, pos)
-        if m is None:
-            return ""
-        found = m.start()
-        pos = m.end()
-    if found < 0:
-        return ""
-    line, col = _line_col(text, found)
-    return f":{line}:{col}"
-
-
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {json.dumps(value)}"
@@ -233,9 +212,18 @@ class _Parser:
         self.text = text
         self.source = source
         self.warnings: list[str] = []
+        self.locator = KeyLocator(text)
+        self.unknown = 0
 
     def error(self, path: tuple[str, ...], message: str) -> ConfigError:
-        return ConfigError(f"{self.source}{_locate(self.text, path)}: {message}")
+        return ConfigError(f"{self.source}{self.locator.locate(path)}: {message}")
+
+    def unknown_key(self, path: tuple[str, ...], message: str) -> None:
+        # A scheduler may add a field or two; thousands of them must not become thousands of
+        # log lines at every poll.
+        self.unknown += 1
+        if self.unknown <= _MAX_UNKNOWN_LISTED:
+            self.warnings.append(f"{self.source}{self.locator.locate(path)}: {message}")
 
     def load(self) -> Any:
         def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -258,7 +246,7 @@ class _Parser:
                 f"write a JSON object such as {{\"perfControl\": 100}}"
             )
         try:
-            return json.loads(self.text, object_pairs_hook=pairs, parse_constant=constant)
+            return load_json(self.text, self.source, object_pairs_hook=pairs, parse_constant=constant)
         except json.JSONDecodeError as exc:
             # Ends early: the error is at the end, or a string runs to the end of the text.
             if exc.pos >= len(self.text.rstrip()) or exc.msg.startswith("Unterminated string"):
@@ -278,16 +266,18 @@ class _Parser:
             )
         for key in obj:
             if key not in _KNOWN_TOP:
-                self.warnings.append(
-                    f"{self.source}{_locate(self.text, (key,))}: unknown key {json.dumps(key)} ignored "
-                    f"(known keys: {', '.join(_KNOWN_TOP)})"
-                )
+                self.unknown_key((key,), f"unknown key {json.dumps(key)} ignored (known keys: {', '.join(_KNOWN_TOP)})")
         name = obj.get("name")
         if name is not None and not isinstance(name, str):
             self.warnings.append(f"{self.source}: \"name\" is {_describe(name)}, not a string; ignored")
             name = None
         limits = self.gpu_limits(obj)
         perf = self.perf_control(obj)
+        if self.unknown > _MAX_UNKNOWN_LISTED:
+            self.warnings.append(
+                f"{self.source}: {self.unknown - _MAX_UNKNOWN_LISTED} more unknown keys ignored "
+                f"({self.unknown} in all; only the first {_MAX_UNKNOWN_LISTED} are listed)"
+            )
         if not limits and perf is None:
             self.warnings.append(
                 f"{self.source}: the config sets nothing (no gpuConfigInfo entries, no perfControl); "
@@ -327,9 +317,9 @@ class _Parser:
                 )
             for sub in entry:
                 if sub not in _KNOWN_GPU:
-                    self.warnings.append(
-                        f"{self.source}{_locate(self.text, (*path, sub))}: unknown key "
-                        f"gpuConfigInfo[{json.dumps(key)}].{sub} ignored (known: {', '.join(_KNOWN_GPU)})"
+                    self.unknown_key(
+                        (*path, sub),
+                        f"unknown key gpuConfigInfo[{json.dumps(key)}].{sub} ignored (known: {', '.join(_KNOWN_GPU)})",
                     )
             where = f"gpuConfigInfo[{json.dumps(key)}].maxDeviceMem"
             if "maxDeviceMem" not in entry:

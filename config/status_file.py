@@ -22,20 +22,18 @@ write is the statistics dumper's business, not this module's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import math
 import operator
 import os
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
-import aiofiles
-import aiofiles.os
-
 from antcolony.errors import ConfigError
 
+from .atomic_file import write_file_atomic_async
+from .bounded_read import read_regular_file
+from .json_text import load_json
 from .resource_config import normalize_gpu_key
 
 __all__ = [
@@ -206,47 +204,36 @@ def validate_status(obj: Any, source: str = "<status>") -> dict[str, Any]:
 def parse_status(text: str, source: str = "<status>") -> dict[str, Any]:
     """Parse and validate the text of a status file."""
     try:
-        obj = json.loads(text)
+        obj = load_json(text, source)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     return validate_status(obj, source)
 
 
 def load_status(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a status file (blocking; for command-line tools)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_status(f.read(), os.fspath(path))
+    """Read and validate a status file (blocking; for command-line tools). Raises
+    ``FileRefusedError`` for anything but a regular file of at most 1 MiB."""
+    return parse_status(_decode(read_regular_file(path, what="status file")[1], path), os.fspath(path))
 
 
 async def read_status(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a status file without blocking the event loop (aiofiles).
+    """Read and validate a status file without blocking the event loop (a worker thread).
 
-    ``OSError`` (e.g. ``FileNotFoundError``) propagates; bad content raises ``ConfigError``.
+    ``OSError`` (e.g. ``FileNotFoundError``) propagates; bad content, or anything but a regular
+    file of at most 1 MiB, raises ``ConfigError``.
     """
-    async with aiofiles.open(path, encoding="utf-8") as f:
-        text = await f.read()
-    return parse_status(text, os.fspath(path))
+    _, data = await asyncio.to_thread(read_regular_file, path, what="status file")
+    return parse_status(_decode(data, path), os.fspath(path))
+
+
+def _decode(data: bytes, path: str | os.PathLike[str]) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{os.fspath(path)}: byte {exc.start} is not UTF-8; a status file is UTF-8 JSON") from None
 
 
 # -- atomic write ----------------------------------------------------------------------------------
-
-
-async def _write_and_replace(tmp: str, target: str, data: str) -> None:
-    # "x": a fresh file with the usual 0666 & ~umask mode, so a scheduler running as another
-    # user can read the result (mkstemp would create it 0600).
-    async with aiofiles.open(tmp, "x", encoding="utf-8") as f:
-        await f.write(data)
-        await f.flush()
-        await asyncio.to_thread(os.fsync, f.fileno())
-    await aiofiles.os.replace(tmp, target)
-
-
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 async def write_status_atomic(
@@ -254,27 +241,10 @@ async def write_status_atomic(
 ) -> None:
     """Write ``obj`` as JSON to ``path`` atomically, without blocking the event loop.
 
-    The JSON goes to a new temporary file in ``path``'s directory (aiofiles), is flushed and
-    fsynced (in a worker thread), then ``os.replace``d onto ``path``: readers see the old file
-    or the new one, never a mix. ``sync_dir`` also fsyncs the directory, so the rename itself
-    survives a power loss. The temporary file is removed if anything fails or the caller is
-    cancelled. Serialisation errors (NaN, non-JSON values) raise before the disk is touched.
+    See ``atomic_file.write_file_atomic_async``: a new temporary file in ``path``'s directory,
+    fsynced, renamed onto ``path``; readers see the old file or the new one, never a mix, and a
+    planted symlink is never followed. Serialisation errors (NaN, non-JSON values) raise before
+    the disk is touched.
     """
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
     data = json.dumps(obj, indent=indent, allow_nan=False) + "\n"
-    tmp = os.path.join(directory, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
-    inner = asyncio.ensure_future(_write_and_replace(tmp, target, data))
-    try:
-        await asyncio.shield(inner)
-    except asyncio.CancelledError:
-        # File calls already handed to threads cannot be interrupted: let the write finish (the
-        # reader then sees the old or the new file), so no temporary file is left behind.
-        with contextlib.suppress(BaseException):
-            await inner
-        raise
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # present only if the write failed
-    if sync_dir:
-        await asyncio.to_thread(_fsync_dir, directory)
+    await write_file_atomic_async(path, data, sync_dir=sync_dir)

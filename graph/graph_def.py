@@ -15,6 +15,7 @@ from antcolony.errors import GraphError
 
 from .attr_value import decode_attr_value, encode_attr_value
 from .core import Graph, Operation, Tensor, get_default_graph
+from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
 
 __all__ = ["GraphDef", "import_graph_def", "encode_attr_value", "decode_attr_value"]
@@ -47,7 +48,9 @@ class GraphDef:
         """Parse and structurally validate JSON written by ``to_json``."""
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except RecursionError:
+            raise GraphError("graph def JSON is nested too deeply for a graph def; check the file") from None
+        except ValueError as exc:  # bad JSON, bad UTF-8, a number with too many digits
             raise GraphError(f"graph def is not valid JSON: {exc}") from None
         return cls.from_dict(data)
 
@@ -59,7 +62,13 @@ class GraphDef:
         versions = data.get("versions") or {"producer": PRODUCER, "min_consumer": MIN_CONSUMER}
         if not isinstance(versions, Mapping):
             raise GraphError('graph def "versions" must be a dict')
-        if int(versions.get("min_consumer", 0)) > PRODUCER:
+        try:
+            min_consumer = int(versions.get("min_consumer", 0))
+        except (TypeError, ValueError, OverflowError):
+            raise GraphError(
+                f'graph def field "versions.min_consumer" is {versions.get("min_consumer")!r:.40}; it must be an integer'
+            ) from None
+        if min_consumer > PRODUCER:
             raise GraphError(
                 f"graph def needs a reader of version >= {versions['min_consumer']}, this antcolony reads "
                 f"version {PRODUCER}; upgrade antcolony"
@@ -200,6 +209,7 @@ def import_graph_def(
                     _check_mapped_dtype(key, created, tensor_map[key])
             for merge, slot, src, index in pending_back:
                 merge._update_input(slot, created[src].outputs[index])
+            check_frames(order, created, back)
         result = [_element(r, created) for r in wanted]
     except BaseException:
         _rollback(g, n_before)
@@ -236,8 +246,8 @@ def _parse_node(node: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> tuple
     for key, enc in node["attr"].items():
         try:
             attrs[key] = decode_attr_value(enc)
-        except (TypeError, ValueError) as exc:
-            raise GraphError(f"node {name!r}: attr {key!r} cannot be decoded: {exc}") from None
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            raise GraphError(f"node {name!r}: attr {key!r} cannot be decoded: {type(exc).__name__}: {exc}") from None
     return data, control, attrs
 
 
@@ -323,9 +333,14 @@ def _import_node(
             controls.append(op)
     if not any(id(t.op) in imported_ids for t in inputs) and not any(id(c) in imported_ids for c in controls):
         controls.extend(c for c in ctx_controls if c not in controls)
+    if late and not inputs:
+        raise GraphError(
+            f"graph def node {name!r} ({node['op']}): field 'input' lists only NextIteration outputs; a loop "
+            "Merge takes the loop's Enter first"
+        )
     for slot, _, _ in late:
         inputs.insert(slot, inputs[0])  # stand-in until the loop's NextIteration exists
-    op = g.create_op(node["op"], inputs, attrs, _target_name(g, scope + name), controls)
+    op = create_checked_op(g, node, inputs, attrs, _target_name(g, scope + name), controls)
     if node["device"]:
         op.device = node["device"]
     if op.attrs.get("shared_name") in ("", name):
@@ -336,8 +351,9 @@ def _import_node(
         for t, shape in zip(op.outputs, shapes):
             try:
                 t.set_shape(shape)
-            except (GraphError, TypeError, ValueError) as exc:
-                raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs: {exc}") from None
+            except MALFORMED as exc:
+                raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs or are no shapes: "
+                                 f"{exc}") from None
     return op, late
 
 
