@@ -30,7 +30,9 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
+
+from antcolony.config.atomic_file import write_file_atomic
 
 from .allocator import ALIGNMENT, Region, VirtualAddressSpace
 
@@ -116,16 +118,7 @@ class SimGpuLedger:
         return {k: int(v) for k, v in holders.items() if isinstance(v, int) and v > 0 and k.count(":") >= 2}
 
     def _write(self, holders: dict[str, int]) -> None:
-        body = json.dumps({"bus_id": self.bus_id, "holders": holders})
-        fd, tmp = tempfile.mkstemp(prefix=".ledger-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(body)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_file_atomic(self.path, json.dumps({"bus_id": self.bus_id, "holders": holders}))
 
     def reserve(self, holder: str, nbytes: int) -> int | None:
         """Grant ``nbytes`` more to ``holder`` if the device total stays within capacity; returns

@@ -14,7 +14,6 @@ coefficient of variation of the paced step time (run plus its pause) is at most 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import statistics

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from antcolony.config.atomic_file import write_file_atomic
+
 MiB = 1 << 20
 BUS = "01:00.0"  # simulated GPU 0, as a scheduler keys it (PCI bus id without domain)
 JOB_SCRIPT = Path(__file__).with_name("share_gpu_job.py")
@@ -72,9 +74,7 @@ class Job:
         """Write the job's config atomically (temp + rename), as a scheduler should."""
         self.perf, self.asked = perf, mem
         body = {"gpuConfigInfo": {BUS: {"maxDeviceMem": mem}}, "perfControl": perf}
-        tmp = self.config_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(body))
-        os.replace(tmp, self.config_path)
+        write_file_atomic(self.config_path, json.dumps(body))
 
     def read_status(self) -> dict[str, Any]:
         try:
