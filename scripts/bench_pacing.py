@@ -20,7 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -43,6 +43,7 @@ class Job:
     init: Any
     fetches: Any
     feed: dict[Any, Any]
+    settings: dict[str, Any] = field(default_factory=dict)  # extra SessionConfig fields
 
 
 def chain_job(size: int = 512, depth: int = 8) -> Job:
@@ -72,12 +73,15 @@ def parallel_job(size: int = 384, width: int = 16) -> Job:
     return Job(g, init, out, {x: np.ones((size, size), np.float32)})
 
 
-def mlp_job(batch: int = 1024) -> Job:
+def mlp_job(batch: int = 1024, hidden: tuple[int, ...] = (1024, 1024)) -> Job:
+    """The digits MLP train step (train_digits.build_model) with layers wide enough, and a batch
+    large enough, that the simulated GPU's kernels dominate the step, as on a real training job."""
     data = train_digits.load_digits(seed=0)
-    model = train_digits.build_model(0, "sgd", 0.05, hidden=(512, 256), devices=("/gpu:0",))
+    model = train_digits.build_model(0, "sgd", 0.05, hidden=hidden, devices=("/gpu:0",))
     idx = np.arange(batch) % len(data.x_train)
     feed = {model.x: data.x_train[idx], model.labels: data.y_train[idx]}
-    return Job(model.graph, model.init_op, [model.loss, model.train_op], feed)
+    # TF1's GPU-first placement, so the gradients run on the GPU beside their forward ops
+    return Job(model.graph, model.init_op, [model.loss, model.train_op], feed, {"default_device": "/gpu:0"})
 
 
 JOBS: dict[str, Callable[[], Job]] = {"8-matmul chain": chain_job, "16 parallel matmuls": parallel_job,
@@ -139,8 +143,11 @@ def _write_config(path: Path, percent: int) -> None:
 async def bench_job(name: str, job: Job, percents: tuple[int, ...], seconds: float, workdir: Path) -> list[Figure]:
     path = workdir / f"{name.replace(' ', '_')}.json"
     _write_config(path, 100)
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=2048 * MiB,
-                              resource_config_file=str(path), config_poll_interval=0.05)
+    # One BLAS thread per kernel: with numpy's default team per call, the simulated GPU's streams
+    # and the CPU workers oversubscribe the cores and kernel times swing several-fold under load
+    # (issue 12), which would measure BLAS contention, not pacing.
+    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=2048 * MiB, intra_op_threads=1,
+                              resource_config_file=str(path), config_poll_interval=0.05, **job.settings)
     figures = []
     async with ac.Session(job.graph, config=config) as sess:
         await sess.run(job.init)
@@ -187,7 +194,7 @@ def print_table(results: dict[str, list[Figure]]) -> int:
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="perfControl 25 and 75 only, short windows")
-    parser.add_argument("--seconds", type=float, default=2.0, help="wall time to aim at per figure")
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall time to aim at per figure")
     parser.add_argument("--graphs", nargs="*", choices=list(JOBS), default=list(JOBS))
     args = parser.parse_args(argv)
     percents = (25, 75) if args.quick else PERCENTS

@@ -33,6 +33,13 @@ class JobServices:
 
     def resource_manager(self, devices: Any, path: str, poll_interval: float) -> ResourceManager:
         manager = self.managers.get(path)
+        if manager is None and self.managers:
+            # Limits and the compute share are the process's: two files would fight over them.
+            raise ConfigError(
+                f"SessionConfig.resource_config_file={path!r}, but this process already follows "
+                f"{next(iter(self.managers))!r}; a job (process) has one resource config, shared by all of "
+                "its sessions: give every session the same file, or run the job in its own process"
+            )
         if manager is None:
             manager = self.managers[path] = ResourceManager(devices, path, poll_interval)
         elif manager.poll_interval != poll_interval:

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import antcolony as ac
 
@@ -91,3 +92,21 @@ async def test_graph_ids_are_unique_across_sessions_of_a_process(tmp_path):
     status = json.loads((tmp_path / "status.json").read_text())
     # the second session's dumper starts afresh, but its ids continue the process's sequence
     assert set(status["Durations"]) == {"graph_3", "graph_4"}, status["Durations"]
+
+
+async def test_a_second_config_file_in_one_process_is_refused_with_the_file_in_force(tmp_path):
+    write_json(tmp_path / "job.json", {"perfControl": 100})
+    write_json(tmp_path / "other.json", {"perfControl": 50})
+    g, t = _model(32, 8)
+    async with ac.Session(g, config=_config(tmp_path)) as a:
+        await a.run(t["init"])
+        other = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB,
+                                 resource_config_file=str(tmp_path / "other.json"))
+        with pytest.raises(ac.errors.ConfigError, match="already follows .*job.json"):
+            async with ac.Session(g, config=other) as b:
+                await b.run(t["init"])
+        assert a.resource_manager.perf_control == 100  # the job's share untouched
+    # once the last session following it closed, another file may be followed
+    async with ac.Session(g, config=other) as c:
+        await c.run(t["init"])
+        assert c.resource_manager.path == str(tmp_path / "other.json")
