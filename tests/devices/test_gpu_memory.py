@@ -236,3 +236,14 @@ async def test_without_growth_a_lower_limit_is_reached_at_once_when_the_live_dat
         stats = sess.memory_stats("/gpu:0")
         await sess.run(t["train"], _feed(t))
     assert stats.bytes_limit == 64 * MiB and stats.pool_bytes <= 64 * MiB
+
+
+@pytest.mark.parametrize("setting", [{"inter_op_threads": 1}, {"sim_gpu_count": 2}, {"engine": "naive"}])
+async def test_a_later_session_with_other_runtime_settings_is_refused_not_ignored(setting):
+    async with ac.Session(ac.Graph(), config=_config(inter_op_threads=2)) as a:
+        a.list_devices()
+        name, value = next(iter(setting.items()))
+        with pytest.raises(ac.errors.ConfigError, match=rf"{name}={value!r} \(in force: "):
+            async with ac.Session(ac.Graph(), config=_config(**{"inter_op_threads": 2, **setting})) as b:
+                b.list_devices()
+        assert len(a.list_devices()) == 2  # the first session's devices are untouched: CPU and one GPU
