@@ -8,6 +8,7 @@ accounted by the same allocators a CUDA GPU uses. Nothing above the backend know
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -17,6 +18,8 @@ import numpy as np
 from ..sim_ledger import SharedAddressSpace, SimGpuLedger
 from . import register_backend
 from .base import Done, GpuBackend, GpuInfo, Stream
+
+logger = logging.getLogger(__name__)
 
 
 class SimStream(Stream):
@@ -73,7 +76,16 @@ class SimBackend(GpuBackend):
         return ledger
 
     def device_sub_allocator(self, index: int) -> Any:
-        space = SharedAddressSpace(self.ledger(index), name=f"gpu{index}")
+        try:
+            ledger = self.ledger(index)
+            ledger.used_bytes()  # the runtime directory is usable
+        except OSError as exc:
+            logger.warning(
+                "simulated GPU %d: cannot use the machine-wide memory ledger (%s); its memory is this "
+                "process's alone. Set ANTCOLONY_RUNTIME_DIR to a writable directory to share it.", index, exc,
+            )
+            return super().device_sub_allocator(index)
+        space = SharedAddressSpace(ledger, name=f"gpu{index}")
         self._spaces.append(space)
         return space
 

@@ -117,3 +117,24 @@ def test_a_killed_process_frees_its_share_of_the_device(tmp_path):
         assert "error" not in fb and fb["host_bytes_in_use"] == 0, fb
     finally:
         assert b.finish() == 0
+
+
+def test_an_unusable_runtime_directory_leaves_the_gpu_to_the_process_with_a_warning(tmp_path):
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    env = {**os.environ, "ANTCOLONY_RUNTIME_DIR": str(blocker / "run")}
+    code = (
+        "import asyncio, antcolony as ac\n"
+        "async def main():\n"
+        "    g = ac.Graph()\n"
+        "    with g.as_default(), ac.device('/gpu:0'):\n"
+        "        v = ac.Variable(ac.zeros([1024]))\n"
+        "    async with ac.Session(g, config=ac.SessionConfig(gpu_backend='sim', sim_gpu_count=1)) as s:\n"
+        "        await s.run(v.initializer)\n"
+        "        print('in use', s.memory_stats('/gpu:0').bytes_in_use)\n"
+        "ac.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split("in use ")[1]) >= 4096  # the variable is on the (process-local) device
+    assert "cannot use the machine-wide memory ledger" in out.stderr and "ANTCOLONY_RUNTIME_DIR" in out.stderr
