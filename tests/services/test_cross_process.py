@@ -124,7 +124,7 @@ def test_an_unusable_runtime_directory_leaves_the_gpu_to_the_process_with_a_warn
     blocker.write_text("")
     env = {**os.environ, "ANTCOLONY_RUNTIME_DIR": str(blocker / "run")}
     code = (
-        "import asyncio, antcolony as ac\n"
+        "import asyncio, logging, antcolony as ac\nlogging.basicConfig()\n"
         "async def main():\n"
         "    g = ac.Graph()\n"
         "    with g.as_default(), ac.device('/gpu:0'):\n"
