@@ -19,6 +19,7 @@ __all__ = [
     "CancelledError",
     "UnknownError",
     "InvalidArgumentError",
+    "InvalidFetchError",
     "DeadlineExceededError",
     "NotFoundError",
     "AlreadyExistsError",
@@ -90,6 +91,11 @@ class InvalidArgumentError(OpError):
     """An argument (feed, shape, dtype, device) is invalid."""
 
     error_code = 3
+
+
+class InvalidFetchError(InvalidArgumentError, ValueError):
+    """A fetch names nothing in the graph (or is not a fetchable thing); also a ``ValueError``,
+    which is what TF's session raises there, so TF1 code catching ValueError keeps working."""
 
 
 class DeadlineExceededError(OpError):

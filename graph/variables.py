@@ -94,6 +94,11 @@ class Variable:
         return self._variable_op.outputs[0]
 
     def _as_tensor(self) -> Tensor:
+        # The snapshot read was built with the variable, outside any control_dependencies block;
+        # a use inside one must see the value after those dependencies ran, so it gets its own
+        # read there (as TF resource variables read at each use).
+        if self.graph._current_control_inputs():
+            return self.read_value()
         return self._snapshot
 
     def _as_graph_element(self) -> Tensor:
