@@ -39,6 +39,9 @@ __all__ = [
     "ConfigError",
     "IncompleteConfigError",
     "SessionClosedError",
+    "BlockingCallInEventLoopError",
+    "AsyncOnlyError",
+    "NoDefaultSessionError",
     "as_op_error",
     "exception_type_from_error_code",
 ]
@@ -174,6 +177,18 @@ class AskTimeoutError(ActorError, TimeoutError):
 
 class SessionClosedError(AntColonyError, RuntimeError):
     """A closed Session (or one bound to another event loop) was used."""
+
+
+class BlockingCallInEventLoopError(AntColonyError, RuntimeError):
+    """A blocking (TF1-style) call was made from a running event loop, which it would stall."""
+
+
+class AsyncOnlyError(AntColonyError, TypeError):
+    """An asynchronous object was used synchronously (``with`` instead of ``async with``)."""
+
+
+class NoDefaultSessionError(AntColonyError, ValueError):
+    """``Tensor.eval`` / ``Operation.run`` found no session to use (TF raises ValueError here)."""
 
 
 class ConfigError(AntColonyError, ValueError):

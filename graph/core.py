@@ -64,7 +64,8 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<ac.Tensor '{self.name}' shape={S.format_shape(self._shape)} dtype={self.dtype.name}>"
 
-    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does.
+    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does;
+    # eval() by graph/default_session.py.
     __array_priority__ = 100
 
     def __bool__(self) -> bool:
@@ -103,6 +104,7 @@ class Operation:
         self._id = -1
         self._consumers: list[Operation] = []
 
+    # run() is attached by graph/default_session.py.
     def get_attr(self, name: str) -> Any:
         try:
             return self.attrs[name]

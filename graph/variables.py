@@ -90,6 +90,10 @@ class Variable:
         with self.graph.name_scope(self._variable_op.name + "/"):
             return make_op("ReadVariable", [self._ref()], None, "read").outputs[0]
 
+    def eval(self, session: Any = None) -> Any:
+        """The variable's value, computed with ``session`` or the default (blocking) session."""
+        return self._snapshot.eval(session=session)  # type: ignore[attr-defined]
+
     def _ref(self) -> Tensor:
         return self._variable_op.outputs[0]
 

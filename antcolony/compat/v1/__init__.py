@@ -1,0 +1,66 @@
+"""The TF1 face: ``import antcolony.compat.v1 as tf`` and a TF1 program runs unchanged.
+
+The graph API is antcolony's own (the same objects as ``import antcolony as ac``); what differs
+is the session: ``tf.Session.run`` blocks, with the runtime's event loop on a background thread,
+and ``Tensor.eval`` / ``Operation.run`` use the default session. The async ``ac.Session`` stays
+the primary API; do not use this face from async code.
+"""
+
+from __future__ import annotations
+
+from antcolony import errors
+from antcolony.actors.run_options import RunMetadata, RunOptions
+from antcolony.actors.sync_session import InteractiveSession, Session
+from antcolony.config.session_config import SessionConfig
+from antcolony.graph import dtypes
+from antcolony.graph.control_flow import cond, while_loop
+from antcolony.graph.core import (
+    Graph, Operation, Tensor, control_dependencies, device, get_default_graph, name_scope,
+    reset_default_graph, set_random_seed,
+)
+from antcolony.graph.default_session import get_default_session
+from antcolony.graph.dtypes import (
+    as_dtype, bool_ as bool, float16, float32, float64, int8, int16, int32, int64, string, uint8,
+)
+from antcolony.graph.gradients import gradients, not_differentiable, register_gradient
+from antcolony.graph.graph_def import GraphDef, import_graph_def
+from antcolony.graph.ops import nn
+from antcolony.graph.ops.array import (
+    concat, expand_dims, fill, gather, one_hot, ones, ones_like, reshape, shape, size, stack, transpose,
+    where, zeros, zeros_like,
+)
+from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
+from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
+from antcolony.graph.ops.math import (
+    abs, add, add_n, argmax, cast, divide, equal, exp, greater, greater_equal, less, less_equal, log,
+    matmul, maximum, minimum, multiply, negative, not_equal, pow, reciprocal, reduce_max, reduce_mean,
+    reduce_min, reduce_sum, rsqrt, sign, sqrt, square, squared_difference, subtract,
+)
+from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
+from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
+from antcolony.graph.passes.recompute import mark_for_recompute, recompute_hint
+from antcolony.graph.tensor_shape import TensorShape
+from antcolony.graph.variables import (
+    Variable, global_variables, global_variables_initializer, initialize_all_variables,
+    trainable_variables, variables_initializer,
+)
+
+from . import train
+
+__all__ = [
+    "errors", "RunMetadata", "RunOptions", "InteractiveSession", "Session", "SessionConfig", "dtypes",
+    "cond", "while_loop", "Graph", "Operation", "Tensor", "control_dependencies", "device",
+    "get_default_graph", "name_scope", "reset_default_graph", "set_random_seed", "get_default_session",
+    "as_dtype", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "string", "uint8",
+    "gradients", "not_differentiable", "register_gradient", "GraphDef", "import_graph_def", "nn",
+    "concat", "expand_dims", "fill", "gather", "one_hot", "ones", "ones_like", "reshape", "shape", "size",
+    "stack", "transpose", "where", "zeros", "zeros_like", "constant", "placeholder",
+    "placeholder_with_default", "group", "identity", "no_op", "stop_gradient", "abs", "add", "add_n",
+    "argmax", "cast", "divide", "equal", "exp", "greater", "greater_equal", "less", "less_equal", "log",
+    "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "pow", "reciprocal", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_sum", "rsqrt", "sign", "sqrt", "square", "squared_difference",
+    "subtract", "random_normal", "random_uniform", "truncated_normal", "assign", "assign_add",
+    "assign_sub", "is_variable_initialized", "mark_for_recompute", "recompute_hint", "TensorShape",
+    "Variable", "global_variables", "global_variables_initializer", "initialize_all_variables",
+    "trainable_variables", "variables_initializer", "train",
+]

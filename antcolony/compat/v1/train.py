@@ -1,0 +1,13 @@
+"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``."""
+
+from __future__ import annotations
+
+from antcolony.graph.train import (
+    AdamOptimizer, GradientDescentOptimizer, MomentumOptimizer, Optimizer, create_global_step,
+    get_global_step, get_or_create_global_step,
+)
+
+__all__ = [
+    "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
+    "get_global_step", "create_global_step", "get_or_create_global_step",
+]
