@@ -31,8 +31,20 @@ from antcolony.graph.ops.math import (
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
 from antcolony.graph.tensor_shape import TensorShape
 from antcolony.graph.variables import (
-    Variable, global_variables, global_variables_initializer, initialize_all_variables,
-    trainable_variables, variables_initializer,
+    Variable, global_variables, global_variables_initializer, initialize_all_variables, local_variables,
+    local_variables_initializer, trainable_variables, variables_initializer,
+)
+from antcolony.graph import initializers
+from antcolony.graph.graph_keys import (
+    GraphKeys, add_to_collection, add_to_collections, get_collection, get_collection_ref,
+)
+from antcolony.graph.initializers import (
+    constant_initializer, glorot_normal_initializer, glorot_uniform_initializer, ones_initializer,
+    random_normal_initializer, random_uniform_initializer, truncated_normal_initializer,
+    variance_scaling_initializer, zeros_initializer,
+)
+from antcolony.graph.variable_scope import (
+    AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope,
 )
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

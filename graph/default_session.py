@@ -83,6 +83,11 @@ def _blocking_run(sess: BlockingSession, fetch: Any, feed_dict: Any) -> Any:
     return result
 
 
+def run_blocking(element: Tensor | Operation, feed_dict: Any, session: BlockingSession | None, what: str) -> Any:
+    """Run ``element`` with ``session`` or the default one (``Variable.load`` and the like)."""
+    return _blocking_run(_session_for(element, session, what), element, feed_dict)
+
+
 def _tensor_eval(self: Tensor, feed_dict: Any = None, session: BlockingSession | None = None) -> Any:
     """The value of this tensor, computed with ``session`` or the default session."""
     return _blocking_run(_session_for(self, session, "eval"), self, feed_dict)

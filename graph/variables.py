@@ -6,12 +6,14 @@ from typing import Any, Callable
 
 from . import dtypes
 from .core import Graph, Operation, Tensor, get_default_graph
+from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
 from .ops.control import group
 from .ops.state import assign, assign_add, assign_sub, variable_op
 
-GLOBAL_VARIABLES = "variables"
-TRAINABLE_VARIABLES = "trainable_variables"
+GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
+TRAINABLE_VARIABLES = GraphKeys.TRAINABLE_VARIABLES
+LOCAL_VARIABLES = GraphKeys.LOCAL_VARIABLES
 
 
 class Variable:
@@ -90,6 +92,22 @@ class Variable:
         with self.graph.name_scope(self._variable_op.name + "/"):
             return make_op("ReadVariable", [self._ref()], None, "read").outputs[0]
 
+    def initialized_value(self) -> Tensor:
+        """The value, or the initial value while the variable is uninitialized: lets one
+        variable's initial value depend on another's under one ``global_variables_initializer``."""
+        from .control_flow import cond
+        from .ops.state import is_variable_initialized
+
+        g = self.graph
+        with g.as_default(), g.control_dependencies(None), g.name_scope(self._variable_op.name + "/"):
+            return cond(is_variable_initialized(self), self.read_value, lambda: self.initial_value)
+
+    def load(self, value: Any, session: Any = None) -> None:
+        """Assign ``value`` with ``session`` (or the default blocking session), adding no op to the graph."""
+        from .default_session import run_blocking
+
+        run_blocking(self._initializer_op, {self._initializer_op.inputs[1]: value}, session, "load")
+
     def eval(self, session: Any = None) -> Any:
         """The variable's value, computed with ``session`` or the default (blocking) session."""
         return self._snapshot.eval(session=session)  # type: ignore[attr-defined]
@@ -127,6 +145,14 @@ def global_variables(graph: Graph | None = None) -> list[Variable]:
 
 def trainable_variables(graph: Graph | None = None) -> list[Variable]:
     return (graph or get_default_graph()).get_collection(TRAINABLE_VARIABLES)
+
+
+def local_variables(graph: Graph | None = None) -> list[Variable]:
+    return (graph or get_default_graph()).get_collection(LOCAL_VARIABLES)
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables(), name="init")
 
 
 def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:

@@ -41,8 +41,20 @@ from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variabl
 from antcolony.graph.passes.recompute import mark_for_recompute, recompute_hint
 from antcolony.graph.tensor_shape import TensorShape
 from antcolony.graph.variables import (
-    Variable, global_variables, global_variables_initializer, initialize_all_variables,
-    trainable_variables, variables_initializer,
+    Variable, global_variables, global_variables_initializer, initialize_all_variables, local_variables,
+    local_variables_initializer, trainable_variables, variables_initializer,
+)
+from antcolony.graph import initializers
+from antcolony.graph.graph_keys import (
+    GraphKeys, add_to_collection, add_to_collections, get_collection, get_collection_ref,
+)
+from antcolony.graph.initializers import (
+    constant_initializer, glorot_normal_initializer, glorot_uniform_initializer, ones_initializer,
+    random_normal_initializer, random_uniform_initializer, truncated_normal_initializer,
+    variance_scaling_initializer, zeros_initializer,
+)
+from antcolony.graph.variable_scope import (
+    AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope,
 )
 
 from . import train
@@ -62,5 +74,10 @@ __all__ = [
     "subtract", "random_normal", "random_uniform", "truncated_normal", "assign", "assign_add",
     "assign_sub", "is_variable_initialized", "mark_for_recompute", "recompute_hint", "TensorShape",
     "Variable", "global_variables", "global_variables_initializer", "initialize_all_variables",
-    "trainable_variables", "variables_initializer", "train",
+    "trainable_variables", "variables_initializer", "train", "local_variables", "local_variables_initializer",
+    "initializers", "GraphKeys", "add_to_collection", "add_to_collections", "get_collection",
+    "get_collection_ref", "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
+    "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer", "AUTO_REUSE",
+    "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
 ]
