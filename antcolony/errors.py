@@ -31,6 +31,7 @@ __all__ = [
     "UnimplementedError",
     "InternalError",
     "UnavailableError",
+    "DataLossError",
     "GraphError",
     "ActorError",
     "ActorDeadError",
@@ -153,6 +154,12 @@ class InternalError(OpError):
 
 class UnavailableError(OpError):
     error_code = 14
+
+
+class DataLossError(OpError):
+    """Data is corrupt or unreadable (e.g. a truncated checkpoint file)."""
+
+    error_code = 15
 
 
 class GraphError(AntColonyError, ValueError):
