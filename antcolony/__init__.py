@@ -34,7 +34,7 @@ from antcolony.graph.variables import (
     Variable, global_variables, global_variables_initializer, initialize_all_variables, local_variables,
     local_variables_initializer, trainable_variables, variables_initializer,
 )
-from antcolony.graph import initializers
+from antcolony.graph import initializers, layers, losses
 from antcolony.graph.graph_keys import (
     GraphKeys, add_to_collection, add_to_collections, get_collection, get_collection_ref,
 )

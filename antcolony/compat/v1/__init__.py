@@ -44,7 +44,7 @@ from antcolony.graph.variables import (
     Variable, global_variables, global_variables_initializer, initialize_all_variables, local_variables,
     local_variables_initializer, trainable_variables, variables_initializer,
 )
-from antcolony.graph import initializers
+from antcolony.graph import initializers, layers, losses
 from antcolony.graph.graph_keys import (
     GraphKeys, add_to_collection, add_to_collections, get_collection, get_collection_ref,
 )
@@ -79,5 +79,5 @@ __all__ = [
     "get_collection_ref", "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer", "AUTO_REUSE",
-    "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
+    "VariableScope", "get_variable", "get_variable_scope", "variable_scope", "layers", "losses",
 ]
