@@ -1,4 +1,5 @@
-"""``ac.layers`` (``tf.layers`` of TF1), functional form: dense, dropout, flatten.
+"""``ac.layers`` (``tf.layers`` of TF1), functional form: dense, dropout, flatten,
+batch_normalization (graph/batch_norm_layer.py).
 
 Each layer opens a variable scope named after it (``dense``, ``dense_1``, ... unless ``name`` is
 given), so its variables are ``<scope>/kernel`` and ``<scope>/bias`` as in TF, and ``reuse``
@@ -24,7 +25,9 @@ from .ops.nn import bias_add
 from .ops.nn_composite import dropout as nn_dropout
 from .variable_scope import variable_scope
 
-__all__ = ["dense", "dropout", "flatten"]
+from .batch_norm_layer import batch_normalization
+
+__all__ = ["dense", "dropout", "flatten", "batch_normalization"]
 
 
 def dense(
