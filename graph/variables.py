@@ -23,6 +23,10 @@ class Variable:
     using ``v`` as a tensor reads its current value (the ``<name>/read`` op).
     """
 
+    # As Tensor: numpy operands (``np_array * v``) defer to the Variable's operators instead of
+    # broadcasting over it element by element.
+    __array_priority__ = 100
+
     def __init__(
         self, initial_value: Any = None, trainable: bool = True, name: str | None = None,
         dtype: Any = None, collections: list[str] | None = None, validate_shape: bool = True,

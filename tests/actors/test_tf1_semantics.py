@@ -138,3 +138,15 @@ async def test_python_integers_feed_an_unsigned_placeholder_when_they_fit():
         out = await sess.run(y, {x: [0, 255]})
     assert out.dtype == np.uint8
     np.testing.assert_array_equal(out, [0, 255])
+
+
+async def test_numpy_arrays_on_the_left_of_a_variable_use_the_variables_operators():
+    g = ac.Graph()
+    with g.as_default():
+        v = ac.Variable([1.0, 2.0])
+        r = np.array([3.0, 4.0]) * v + np.array([1.0, 1.0])
+        assert isinstance(r, ac.Tensor)
+        init = ac.global_variables_initializer()
+    async with ac.Session(g) as sess:
+        await sess.run(init)
+        np.testing.assert_allclose(await sess.run(r), [4.0, 9.0])
