@@ -105,7 +105,8 @@ class _Store:
                 f"Variable {full} does not exist, or was not created with get_variable(). Did you mean to set "
                 "reuse=tf.AUTO_REUSE in the variable_scope?"
             )
-        var = _create(full, shape, dtypes.as_dtype(dtype if dtype is not None else default_dtype), initializer, trainable, collections, validate_shape)
+        dt = dtypes.as_dtype(dtype if dtype is not None else default_dtype)
+        var = _create(full, shape, dt, initializer, trainable, collections, validate_shape)
         self.variables[full] = var
         if regularizer is not None:
             g = var.graph

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import Tensor, get_default_graph
+from ..legacy_args import resolve
 from ..op_builder import convert_to_tensor
 from .control import stop_gradient
 from .math import maximum, reduce_mean, reduce_sum, rsqrt, square, squared_difference
@@ -13,20 +14,12 @@ from .math import maximum, reduce_mean, reduce_sum, rsqrt, square, squared_diffe
 __all__ = ["moments", "batch_normalization", "l2_normalize"]
 
 
-def _legacy(value: Any, legacy: Any, new_name: str, old_name: str) -> Any:
-    if legacy is not None:
-        if value is not None and value != legacy:
-            raise ValueError(f"pass only one of {new_name} and its old name {old_name}")
-        return legacy
-    return value
-
-
 def moments(
     x: Any, axes: Any, shift: Any = None, name: str | None = None, keep_dims: bool | None = None,
     keepdims: bool | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Mean and (biased) variance of ``x`` over ``axes``."""
-    keep = bool(_legacy(keepdims, keep_dims, "keepdims", "keep_dims"))
+    keep = bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False))
     with get_default_graph().name_scope(name or "moments"):
         xt = convert_to_tensor(x)
         mean_kept = reduce_mean(xt, axes, keepdims=True, name="mean")
@@ -55,7 +48,7 @@ def l2_normalize(
     x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None,
 ) -> Tensor:
     """``x / sqrt(max(sum(x**2, axis), epsilon))``."""
-    ax = _legacy(axis, dim, "axis", "dim")
+    ax = resolve(axis, dim, "axis", "dim")
     with get_default_graph().name_scope(name or "l2_normalize"):
         xt = convert_to_tensor(x)
         return xt * rsqrt(maximum(reduce_sum(square(xt), ax, keepdims=True), epsilon))

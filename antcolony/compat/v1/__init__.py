@@ -26,10 +26,20 @@ from antcolony.graph.gradients import gradients, not_differentiable, register_gr
 from antcolony.graph.graph_def import GraphDef, import_graph_def
 from antcolony.graph.ops import nn
 from antcolony.graph.ops.array import (
-    concat, expand_dims, fill, gather, one_hot, ones, ones_like, reshape, shape, size, stack, transpose,
+    concat, expand_dims, fill, gather, ones, ones_like, reshape, shape, size, stack, transpose,
     where, zeros, zeros_like,
 )
 from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
+from antcolony.graph.ops.array_composite import (
+    eye, linspace, one_hot, pad, range, sequence_mask, slice, split, squeeze, tile, unstack,
+)
+from antcolony.graph.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
+from antcolony.graph.ops.math_composite import (
+    argmin, cumsum, log1p, logical_and, logical_not, logical_or, logical_xor, reduce_all, reduce_any,
+    reduce_logsumexp, tensordot, to_double, to_float, to_int32, to_int64, truediv,
+)
+from antcolony.graph.ops.math import reduce_prod
+from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
 from antcolony.graph.ops.math import (
     abs, add, add_n, argmax, cast, divide, equal, exp, greater, greater_equal, less, less_equal, log,
@@ -80,4 +90,9 @@ __all__ = [
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer", "AUTO_REUSE",
     "VariableScope", "get_variable", "get_variable_scope", "variable_scope", "layers", "losses",
+    "eye", "linspace", "pad", "range", "sequence_mask", "slice", "split", "squeeze", "tile", "unstack",
+    "clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm", "argmin", "cumsum", "log1p",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "reduce_all", "reduce_any",
+    "reduce_logsumexp", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
+    "reduce_prod", "sigmoid", "tanh",
 ]
