@@ -67,7 +67,7 @@ from antcolony.graph.variable_scope import (
     AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope,
 )
 
-from . import train
+from . import logging, train
 
 __all__ = [
     "errors", "RunMetadata", "RunOptions", "InteractiveSession", "Session", "SessionConfig", "dtypes",
@@ -94,5 +94,5 @@ __all__ = [
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm", "argmin", "cumsum", "log1p",
     "logical_and", "logical_not", "logical_or", "logical_xor", "reduce_all", "reduce_any",
     "reduce_logsumexp", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
-    "reduce_prod", "sigmoid", "tanh",
+    "reduce_prod", "sigmoid", "tanh", "logging",
 ]
