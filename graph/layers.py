@@ -1,5 +1,5 @@
 """``ac.layers`` (``tf.layers`` of TF1), functional form: dense, dropout, flatten,
-batch_normalization (graph/batch_norm_layer.py).
+batch_normalization (graph/batch_norm_layer.py), conv2d and pooling (graph/conv_layers.py).
 
 Each layer opens a variable scope named after it (``dense``, ``dense_1``, ... unless ``name`` is
 given), so its variables are ``<scope>/kernel`` and ``<scope>/bias`` as in TF, and ``reuse``
@@ -26,8 +26,9 @@ from .ops.nn_composite import dropout as nn_dropout
 from .variable_scope import variable_scope
 
 from .batch_norm_layer import batch_normalization
+from .conv_layers import average_pooling2d, conv2d, max_pooling2d
 
-__all__ = ["dense", "dropout", "flatten", "batch_normalization"]
+__all__ = ["dense", "dropout", "flatten", "batch_normalization", "conv2d", "max_pooling2d", "average_pooling2d"]
 
 
 def dense(
