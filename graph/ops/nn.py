@@ -368,11 +368,13 @@ def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
 # Compositions of the ops above and elsewhere, exported as part of ``ac.nn`` (TF's namespace).
 from .activations import elu, leaky_relu, relu6, selu, softplus, softsign  # noqa: E402
 from .conv import avg_pool, conv2d, max_pool  # noqa: E402
-from .nn_composite import dropout, embedding_lookup, sigmoid_cross_entropy_with_logits, xw_plus_b  # noqa: E402
+from .nn_composite import (  # noqa: E402
+    dropout, embedding_lookup, in_top_k, sigmoid_cross_entropy_with_logits, top_k, xw_plus_b,
+)
 from .normalization import batch_normalization, l2_normalize, moments  # noqa: E402
 
 __all__ += [
     "elu", "leaky_relu", "relu6", "selu", "softplus", "softsign", "dropout", "embedding_lookup",
     "sigmoid_cross_entropy_with_logits", "xw_plus_b", "batch_normalization", "l2_normalize", "moments",
-    "conv2d", "max_pool", "avg_pool",
+    "conv2d", "max_pool", "avg_pool", "in_top_k", "top_k",
 ]

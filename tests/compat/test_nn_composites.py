@@ -154,3 +154,29 @@ def test_dropout_argument_errors():
         with pytest.raises(ValueError, match=r"\(0, 1\]"):
             tf.nn.dropout(x, rate=1.0)
         assert tf.nn.dropout(x, rate=0.0) is x
+
+
+def test_in_top_k_counts_ties_in_and_non_finite_targets_out():
+    preds = np.array([[0.1, 0.5, 0.5, 0.2], [0.9, 0.1, 0.3, 0.2], [np.inf, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]])
+    targets = np.array([2, 2, 0, 0])
+    got = _run(lambda p, t: tf.nn.in_top_k(p, t, 1), preds, targets)
+    assert got.tolist() == [True, False, False, False]
+    got = _run(lambda p, t: tf.nn.in_top_k(p, t, 2), preds, targets)
+    assert got.tolist() == [True, True, False, False]
+    assert _run(lambda p, t: tf.nn.in_top_k(p, t, 4), preds, targets).tolist() == [True, True, False, True]
+
+
+def test_top_k_values_and_indices_like_a_stable_sort():
+    x = np.array([[3.0, 1.0, 3.0, -np.inf, 2.0], [-np.inf, -np.inf, 0.0, 5.0, 5.0]])
+    values, indices = _run(lambda a: tf.nn.top_k(a, 4), x)
+    order = np.argsort(-x, axis=-1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(indices, order)
+    assert indices.dtype == np.int32
+    np.testing.assert_array_equal(values, np.take_along_axis(x, order, axis=-1))
+    ints = _run(lambda a: tf.nn.top_k(a, k=2).values, np.array([4, 9, 1, 9], np.int32))
+    assert ints.tolist() == [9, 9]
+    y = _rng.standard_normal((3, 6))
+    check_gradients(lambda a: tf.nn.top_k(a, 3).values, [y])
+    with pytest.raises(ValueError, match=r"outside \[1, 6\]"):
+        with tf.Graph().as_default():
+            tf.nn.top_k(tf.zeros([2, 6]), 7)
