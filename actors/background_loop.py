@@ -98,6 +98,17 @@ class BackgroundLoop:
 
         return self.call(what, apply)
 
+    def close_soon(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Start ``fn()`` on the loop without waiting (from any thread; a no-op once the loop is gone)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive() or self._pid != os.getpid():
+            return
+        coro = fn()
+        try:
+            asyncio.run_coroutine_threadsafe(coro, loop)
+        except RuntimeError:  # the loop closed meanwhile (interpreter exit)
+            coro.close()
+
     def shutdown(self) -> None:
         """Shut the loop's runtime down and stop the thread (at interpreter exit)."""
         with self._lock:

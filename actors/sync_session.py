@@ -116,6 +116,13 @@ class Session:
             scopes.close()
         self.close()
 
+    def __del__(self) -> None:
+        # As TF: a session dropped without close() still frees its executors; without waiting,
+        # since the collector may run anywhere (even on the loop's own thread).
+        session = getattr(self, "_session", None)
+        if session is not None and not session.closed:
+            self._loop.close_soon(session.close)
+
     def _check_open(self) -> None:
         if self._session.closed:
             raise SessionClosedError("Attempted to use a closed Session; create a new one")

@@ -234,3 +234,21 @@ def test_a_script_that_never_closes_its_session_exits_cleanly(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "6.0"
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr
+
+
+def test_a_session_dropped_without_close_is_closed_in_the_background():
+    import gc
+    import time
+
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.constant(1.0) + 1.0
+    sess = tf.Session(graph=g)
+    assert sess.run(c) == pytest.approx(2.0)
+    underneath = sess.async_session
+    del sess
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while not underneath.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert underneath.closed
