@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 from antcolony.actors.background_loop import background_loop, refuse_in_event_loop
 from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.actors.session import Session as AsyncSession
+from antcolony.config.config_proto import ConfigProto
 from antcolony.config.session_config import SessionConfig
 from antcolony.errors import SessionClosedError
 from antcolony.graph.core import Graph
@@ -29,11 +30,14 @@ class Session:
     ``async with ac.Session(...)`` and ``await sess.run(...)``.
     """
 
-    def __init__(self, target: str = "", graph: Graph | None = None, config: SessionConfig | None = None) -> None:
+    def __init__(
+        self, target: str = "", graph: Graph | None = None, config: SessionConfig | ConfigProto | None = None,
+    ) -> None:
+        if isinstance(config, ConfigProto):
+            config = config.to_session_config()
         if config is not None and not isinstance(config, SessionConfig):
             raise TypeError(
-                f"Session config must be an ac.SessionConfig, got {type(config).__name__}; TF's ConfigProto "
-                "options map to SessionConfig fields (e.g. allow_growth, inter_op_threads)"
+                f"Session config must be a tf.ConfigProto or an ac.SessionConfig, got {type(config).__name__}"
             )
         self._session = AsyncSession(graph, config, target)
         self._loop = background_loop()
@@ -132,7 +136,9 @@ class InteractiveSession(Session):
     """A session that makes itself the default (and its graph the default graph) until closed,
     for shells and notebooks: ``t.eval()`` works without a ``with`` block."""
 
-    def __init__(self, target: str = "", graph: Graph | None = None, config: SessionConfig | None = None) -> None:
+    def __init__(
+        self, target: str = "", graph: Graph | None = None, config: SessionConfig | ConfigProto | None = None,
+    ) -> None:
         super().__init__(target, graph, config)
         self._graph_scope: contextlib.AbstractContextManager[Graph] | None = self.graph.as_default()
         self._graph_scope.__enter__()

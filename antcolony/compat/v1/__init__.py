@@ -11,6 +11,7 @@ from __future__ import annotations
 from antcolony import errors
 from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.actors.sync_session import InteractiveSession, Session
+from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.config.session_config import SessionConfig
 from antcolony.graph import dtypes
 from antcolony.graph.control_flow import cond, while_loop
@@ -94,5 +95,5 @@ __all__ = [
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm", "argmin", "cumsum", "log1p",
     "logical_and", "logical_not", "logical_or", "logical_xor", "reduce_all", "reduce_any",
     "reduce_logsumexp", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
-    "reduce_prod", "sigmoid", "tanh", "logging",
+    "reduce_prod", "sigmoid", "tanh", "logging", "ConfigProto", "GPUOptions",
 ]
