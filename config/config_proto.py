@@ -1,7 +1,9 @@
 """``tf.ConfigProto`` / ``tf.GPUOptions`` of TF1 programs, mapped onto ``SessionConfig``.
 
 Only what has a meaning here is mapped; options that cannot be honoured are logged (not
-silently dropped) with the SessionConfig field to use instead.
+silently dropped) with the SessionConfig field to use instead. Device settings (``device_count``,
+the memory fraction) shape the process's devices, which the first session of an event loop
+creates (one allocator stack per GPU per process): later sessions share them.
 """
 
 from __future__ import annotations
