@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from antcolony.errors import GraphError, InvalidArgumentError
+from antcolony.errors import GraphError, InvalidFetchError
 from antcolony.graph.core import Graph, Operation, Tensor
 
 
@@ -65,8 +65,11 @@ class FetchPlan:
 
 def _resolve(graph: Graph, leaf: Any) -> Tensor | Operation:
     if leaf is None:
-        raise InvalidArgumentError(None, None, "Fetch argument None is invalid; fetch a Tensor, Operation or name")
+        raise InvalidFetchError(None, None, "Fetch argument None is invalid; fetch a Tensor, Operation or name")
     try:
         return graph.as_graph_element(leaf)
     except GraphError as exc:
-        raise InvalidArgumentError(None, None, f"Fetch argument {leaf!r} cannot be interpreted: {exc}") from None
+        raise InvalidFetchError(
+            None, None, f"Fetch argument {leaf!r} cannot be interpreted as a Tensor or Operation: {exc}; fetch "
+            "an element of the session's graph (names look like 'op' or 'op:0')",
+        ) from None

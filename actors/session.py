@@ -30,7 +30,7 @@ from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
-    ActorError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
+    ActorError, AsyncOnlyError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
 )
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 
@@ -101,6 +101,15 @@ class Session:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
+
+    def __enter__(self) -> Session:
+        raise AsyncOnlyError(
+            "ac.Session is asynchronous: use `async with ac.Session(...) as sess:` and `await sess.run(...)`; "
+            "for blocking TF1-style code use `import antcolony.compat.v1 as tf` and `with tf.Session() as sess:`"
+        )
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
     def _attach(self) -> Runtime:
         if self._closed:

@@ -18,10 +18,20 @@ from antcolony.graph.dtypes import (
 )
 from antcolony.graph.gradients import gradients, not_differentiable, register_gradient
 from antcolony.graph.ops.array import (
-    concat, expand_dims, fill, gather, one_hot, ones, ones_like, reshape, shape, size, stack, transpose,
+    concat, expand_dims, fill, gather, ones, ones_like, reshape, shape, size, stack, transpose,
     where, zeros, zeros_like,
 )
 from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
+from antcolony.graph.ops.array_composite import (
+    eye, linspace, one_hot, pad, range, sequence_mask, slice, split, squeeze, tile, unstack,
+)
+from antcolony.graph.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
+from antcolony.graph.ops.math_composite import (
+    argmin, cumsum, log1p, logical_and, logical_not, logical_or, logical_xor, reduce_all, reduce_any,
+    reduce_logsumexp, tensordot, to_double, to_float, to_int32, to_int64, truediv,
+)
+from antcolony.graph.ops.math import reduce_prod
+from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
 from antcolony.graph.ops.math import (
     abs, add, add_n, argmax, cast, divide, equal, exp, greater, greater_equal, less, less_equal, log,
@@ -31,8 +41,20 @@ from antcolony.graph.ops.math import (
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
 from antcolony.graph.tensor_shape import TensorShape
 from antcolony.graph.variables import (
-    Variable, global_variables, global_variables_initializer, initialize_all_variables,
-    trainable_variables, variables_initializer,
+    Variable, global_variables, global_variables_initializer, initialize_all_variables, local_variables,
+    local_variables_initializer, trainable_variables, variables_initializer,
+)
+from antcolony.graph import initializers, layers, losses
+from antcolony.graph.graph_keys import (
+    GraphKeys, add_to_collection, add_to_collections, get_collection, get_collection_ref,
+)
+from antcolony.graph.initializers import (
+    constant_initializer, glorot_normal_initializer, glorot_uniform_initializer, ones_initializer,
+    random_normal_initializer, random_uniform_initializer, truncated_normal_initializer,
+    variance_scaling_initializer, zeros_initializer,
+)
+from antcolony.graph.variable_scope import (
+    AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope,
 )
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -19,6 +19,7 @@ __all__ = [
     "CancelledError",
     "UnknownError",
     "InvalidArgumentError",
+    "InvalidFetchError",
     "DeadlineExceededError",
     "NotFoundError",
     "AlreadyExistsError",
@@ -30,6 +31,7 @@ __all__ = [
     "UnimplementedError",
     "InternalError",
     "UnavailableError",
+    "DataLossError",
     "GraphError",
     "ActorError",
     "ActorDeadError",
@@ -39,6 +41,9 @@ __all__ = [
     "IncompleteConfigError",
     "FileRefusedError",
     "SessionClosedError",
+    "BlockingCallInEventLoopError",
+    "AsyncOnlyError",
+    "NoDefaultSessionError",
     "as_op_error",
     "exception_type_from_error_code",
 ]
@@ -91,6 +96,11 @@ class InvalidArgumentError(OpError):
     """An argument (feed, shape, dtype, device) is invalid."""
 
     error_code = 3
+
+
+class InvalidFetchError(InvalidArgumentError, ValueError):
+    """A fetch names nothing in the graph (or is not a fetchable thing); also a ``ValueError``,
+    which is what TF's session raises there, so TF1 code catching ValueError keeps working."""
 
 
 class DeadlineExceededError(OpError):
@@ -147,6 +157,12 @@ class UnavailableError(OpError):
     error_code = 14
 
 
+class DataLossError(OpError):
+    """Data is corrupt or unreadable (e.g. a truncated checkpoint file)."""
+
+    error_code = 15
+
+
 class GraphError(AntColonyError, ValueError):
     """A graph could not be built as asked (bad shapes, dtypes, names, missing gradient rule)."""
 
@@ -169,6 +185,18 @@ class AskTimeoutError(ActorError, TimeoutError):
 
 class SessionClosedError(AntColonyError, RuntimeError):
     """A closed Session (or one bound to another event loop) was used."""
+
+
+class BlockingCallInEventLoopError(AntColonyError, RuntimeError):
+    """A blocking (TF1-style) call was made from a running event loop, which it would stall."""
+
+
+class AsyncOnlyError(AntColonyError, TypeError):
+    """An asynchronous object was used synchronously (``with`` instead of ``async with``)."""
+
+
+class NoDefaultSessionError(AntColonyError, ValueError):
+    """``Tensor.eval`` / ``Operation.run`` found no session to use (TF raises ValueError here)."""
 
 
 class ConfigError(AntColonyError, ValueError):

@@ -24,3 +24,4 @@ __all__ = [
     "global_variables", "global_variables_initializer", "trainable_variables", "variables_initializer", "ops",
 ]
 from . import graph_def  # noqa: E402,F401  (adds Graph.as_graph_def)
+from . import default_session  # noqa: E402,F401  (adds Tensor.eval and Operation.run)

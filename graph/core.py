@@ -64,7 +64,8 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<ac.Tensor '{self.name}' shape={S.format_shape(self._shape)} dtype={self.dtype.name}>"
 
-    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does.
+    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does;
+    # eval() by graph/default_session.py.
     __array_priority__ = 100
 
     def __bool__(self) -> bool:
@@ -103,6 +104,7 @@ class Operation:
         self._id = -1
         self._consumers: list[Operation] = []
 
+    # run() is attached by graph/default_session.py.
     def get_attr(self, name: str) -> Any:
         try:
             return self.attrs[name]
@@ -202,11 +204,24 @@ class Graph:
     def add_to_collection(self, name: str, value: Any) -> None:
         self._collections.setdefault(name, []).append(value)
 
+    def add_to_collections(self, names: Any, value: Any) -> None:
+        for name in [names] if isinstance(names, str) else set(names):
+            self.add_to_collection(name, value)
+
     def get_collection(self, name: str, scope: str | None = None) -> list[Any]:
+        """A copy of the collection; with ``scope``, the items whose name the regex matches at the start (as TF)."""
         items = list(self._collections.get(name, []))
         if scope is None:
             return items
-        return [x for x in items if getattr(x, "name", "").startswith(scope)]
+        pattern = re.compile(scope)
+        return [x for x in items if isinstance(getattr(x, "name", None), str) and pattern.match(x.name)]
+
+    def get_collection_ref(self, name: str) -> list[Any]:
+        """The collection's list itself, to edit in place."""
+        return self._collections.setdefault(name, [])
+
+    def get_all_collection_keys(self) -> list[str]:
+        return [k for k, v in self._collections.items() if v]
 
     def finalize(self) -> None:
         self._finalized = True

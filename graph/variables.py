@@ -6,12 +6,14 @@ from typing import Any, Callable
 
 from . import dtypes
 from .core import Graph, Operation, Tensor, get_default_graph
+from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
 from .ops.control import group
 from .ops.state import assign, assign_add, assign_sub, variable_op
 
-GLOBAL_VARIABLES = "variables"
-TRAINABLE_VARIABLES = "trainable_variables"
+GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
+TRAINABLE_VARIABLES = GraphKeys.TRAINABLE_VARIABLES
+LOCAL_VARIABLES = GraphKeys.LOCAL_VARIABLES
 
 
 class Variable:
@@ -20,6 +22,10 @@ class Variable:
     ``v.op`` is the VariableV2 op, ``v.initializer`` the op that assigns ``initial_value``;
     using ``v`` as a tensor reads its current value (the ``<name>/read`` op).
     """
+
+    # As Tensor: numpy operands (``np_array * v``) defer to the Variable's operators instead of
+    # broadcasting over it element by element.
+    __array_priority__ = 100
 
     def __init__(
         self, initial_value: Any = None, trainable: bool = True, name: str | None = None,
@@ -90,10 +96,35 @@ class Variable:
         with self.graph.name_scope(self._variable_op.name + "/"):
             return make_op("ReadVariable", [self._ref()], None, "read").outputs[0]
 
+    def initialized_value(self) -> Tensor:
+        """The value, or the initial value while the variable is uninitialized: lets one
+        variable's initial value depend on another's under one ``global_variables_initializer``."""
+        from .control_flow import cond
+        from .ops.state import is_variable_initialized
+
+        g = self.graph
+        with g.as_default(), g.control_dependencies(None), g.name_scope(self._variable_op.name + "/"):
+            return cond(is_variable_initialized(self), self.read_value, lambda: self.initial_value)
+
+    def load(self, value: Any, session: Any = None) -> None:
+        """Assign ``value`` with ``session`` (or the default blocking session), adding no op to the graph."""
+        from .default_session import run_blocking
+
+        run_blocking(self._initializer_op, {self._initializer_op.inputs[1]: value}, session, "load")
+
+    def eval(self, session: Any = None) -> Any:
+        """The variable's value, computed with ``session`` or the default (blocking) session."""
+        return self._snapshot.eval(session=session)  # type: ignore[attr-defined]
+
     def _ref(self) -> Tensor:
         return self._variable_op.outputs[0]
 
     def _as_tensor(self) -> Tensor:
+        # The snapshot read was built with the variable, outside any control_dependencies block;
+        # a use inside one must see the value after those dependencies ran, so it gets its own
+        # read there (as TF resource variables read at each use).
+        if self.graph._current_control_inputs():
+            return self.read_value()
         return self._snapshot
 
     def _as_graph_element(self) -> Tensor:
@@ -118,6 +149,14 @@ def global_variables(graph: Graph | None = None) -> list[Variable]:
 
 def trainable_variables(graph: Graph | None = None) -> list[Variable]:
     return (graph or get_default_graph()).get_collection(TRAINABLE_VARIABLES)
+
+
+def local_variables(graph: Graph | None = None) -> list[Variable]:
+    return (graph or get_default_graph()).get_collection(LOCAL_VARIABLES)
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables(), name="init")
 
 
 def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:

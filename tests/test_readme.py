@@ -26,3 +26,16 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pip install -e '.[test,examples]' && python -m pytest -q" in readme
     assert "pip install -q -e '.[test,examples]'" in ci and "python -m pytest -q" in ci
+
+
+def test_the_readme_tf1_example_runs_trains_and_restores(tmp_path):
+    text = (ROOT / "README.md").read_text()
+    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "compat.v1 as tf" in block)
+    script = tmp_path / "tf1_example.py"
+    script.write_text(code.replace("/tmp/antcolony-mlp.ckpt", str(tmp_path / "mlp.ckpt")))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    trained = float(re.search(r"^accuracy (\S+)", out.stdout, re.M).group(1))
+    restored = float(re.search(r"^restored accuracy (\S+)", out.stdout, re.M).group(1))
+    assert trained >= 0.9 and restored == trained
+    assert (tmp_path / "mlp.ckpt-200.safetensors").exists()

@@ -12,6 +12,7 @@ from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import register_gradient
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op, unary
+from ..legacy_args import resolve
 from ..registry import register_op
 from .array import broadcast_like, expand_dims, transpose
 from .control import stop_gradient
@@ -139,14 +140,14 @@ def _last_axis(op_type: str, x: Any, axis: int, name: str | None) -> Tensor:
     return transpose(out, perm, name=name)
 
 
-def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
-    """exp(logits) / sum(exp(logits), axis), computed stably."""
-    return _last_axis("Softmax", logits, axis, name)
+def softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None) -> Tensor:
+    """exp(logits) / sum(exp(logits), axis), computed stably (``dim`` is TF1's old name of ``axis``)."""
+    return _last_axis("Softmax", logits, resolve(axis, dim, "axis", "dim", default=-1), name)
 
 
-def log_softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
+def log_softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None) -> Tensor:
     """logits - log(sum(exp(logits), axis)), computed stably."""
-    return _last_axis("LogSoftmax", logits, axis, name)
+    return _last_axis("LogSoftmax", logits, resolve(axis, dim, "axis", "dim", default=-1), name)
 
 
 @register_gradient("Softmax")
@@ -362,3 +363,18 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
 def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
     return [op.inputs[0] * grad]
 
+
+
+# Compositions of the ops above and elsewhere, exported as part of ``ac.nn`` (TF's namespace).
+from .activations import elu, leaky_relu, relu6, selu, softplus, softsign  # noqa: E402
+from .conv import avg_pool, conv2d, max_pool  # noqa: E402
+from .nn_composite import (  # noqa: E402
+    dropout, embedding_lookup, in_top_k, sigmoid_cross_entropy_with_logits, top_k, xw_plus_b,
+)
+from .normalization import batch_normalization, l2_normalize, moments  # noqa: E402
+
+__all__ += [
+    "elu", "leaky_relu", "relu6", "selu", "softplus", "softsign", "dropout", "embedding_lookup",
+    "sigmoid_cross_entropy_with_logits", "xw_plus_b", "batch_normalization", "l2_normalize", "moments",
+    "conv2d", "max_pool", "avg_pool", "in_top_k", "top_k",
+]

@@ -1,4 +1,4 @@
-"""Python operators on Tensors and Variables (+ - * / @ ** unary- < > <= >= [])."""
+"""Python operators on Tensors and Variables (+ - * / @ ** unary- < > <= >= [], and & | ^ ~ on bools)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,25 @@ _BINARY = {
 _COMPARE = {"lt": M.less, "le": M.less_equal, "gt": M.greater, "ge": M.greater_equal}
 
 
+def _logical(name: str) -> Callable[..., Any]:
+    # Bound late: math_composite imports this package's modules.
+    def fn(x: Any, y: Any) -> Tensor:
+        from . import math_composite as C
+
+        return getattr(C, name)(x, y)
+
+    return fn
+
+
+_LOGICAL = {"and": _logical("logical_and"), "or": _logical("logical_or"), "xor": _logical("logical_xor")}
+
+
+def _invert(self: Any) -> Tensor:
+    from .math_composite import logical_not
+
+    return logical_not(self)
+
+
 def _neg(self: Any) -> Tensor:
     return M.negative(self)
 
@@ -47,6 +66,11 @@ for _cls in (Tensor, Variable):
         setattr(_cls, f"__r{_name}__", _rev)
     for _name, _fn in _COMPARE.items():
         setattr(_cls, f"__{_name}__", _binary(_fn)[0])
+    for _name, _fn in _LOGICAL.items():
+        _fwd, _rev = _binary(_fn)
+        setattr(_cls, f"__{_name}__", _fwd)
+        setattr(_cls, f"__r{_name}__", _rev)
+    _cls.__invert__ = _invert
     _cls.__neg__ = _neg
     _cls.__abs__ = _abs
     _cls.__getitem__ = _getitem

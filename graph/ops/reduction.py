@@ -11,6 +11,7 @@ from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
+from ..legacy_args import resolve
 from ..registry import register_op
 from .math import cast, equal, not_equal
 
@@ -40,30 +41,52 @@ def _axes(axis: Any) -> tuple[int, ...] | None:
     return tuple(int(a) for a in axis)
 
 
+def _legacy(axis: Any, keepdims: bool | None, reduction_indices: Any, keep_dims: bool | None) -> tuple[Any, bool]:
+    return (
+        resolve(axis, reduction_indices, "axis", "reduction_indices"),
+        bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False)),
+    )
+
+
 def _reduce(op_type: str, x: Any, axis: Any, keepdims: bool, name: str | None) -> Tensor:
     xt = convert_to_tensor(x)
     attrs = {"axis": _axes(axis), "keepdims": bool(keepdims)}
     return make_op(op_type, [xt], attrs, name or op_type).outputs[0]
 
 
-def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    return _reduce("Sum", x, axis, keepdims, name)
+def reduce_sum(
+    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    return _reduce("Sum", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
-def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    return _reduce("Mean", x, axis, keepdims, name)
+def reduce_mean(
+    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    return _reduce("Mean", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
-def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    return _reduce("Max", x, axis, keepdims, name)
+def reduce_max(
+    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    return _reduce("Max", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
-def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    return _reduce("Min", x, axis, keepdims, name)
+def reduce_min(
+    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    return _reduce("Min", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
-def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    return _reduce("Prod", x, axis, keepdims, name)
+def reduce_prod(
+    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    return _reduce("Prod", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
 def _expand_reduced(grad: Tensor, op: Operation) -> Tensor:
@@ -153,7 +176,11 @@ def _argmax_shape(op: Operation) -> list:
     return [(op.attrs["output_type"], tuple(d for i, d in enumerate(x._shape) if i != a))]
 
 
-def argmax(input: Any, axis: int | None = None, name: str | None = None, output_type: Any = dtypes.int64) -> Tensor:
+def argmax(
+    input: Any, axis: int | None = None, name: str | None = None, dimension: int | None = None,
+    output_type: Any = dtypes.int64,
+) -> Tensor:
+    axis = resolve(axis, dimension, "axis", "dimension")
     xt = convert_to_tensor(input)
     attrs = {"axis": 0 if axis is None else int(axis), "output_type": dtypes.as_dtype(output_type)}
     return make_op("ArgMax", [xt], attrs, name or "ArgMax").outputs[0]

@@ -68,7 +68,8 @@ def _ref_of(ref: Any) -> Tensor:
 
 def _assign(op_type: str, ref: Any, value: Any, name: str | None, **attrs: Any) -> Tensor:
     r = _ref_of(ref)
-    v = convert_to_tensor(value, dtype=r.dtype) if not isinstance(value, Tensor) else value
+    # Built in the variable's graph even when another graph is the default (as TF's op builders).
+    v = convert_to_tensor(value, dtype=r.dtype, graph=r.graph) if not isinstance(value, Tensor) else value
     return make_op(op_type, [r, v], attrs, name or op_type).outputs[0]
 
 

@@ -9,7 +9,7 @@ from .. import shapes as S
 from ..core import Graph, Operation, Tensor, get_default_graph
 from ..gradients import gradients
 from ..op_builder import _is_symbolic, convert_to_tensor
-from ..ops.array import zeros, zeros_like
+from ..ops.array import fill, zeros, zeros_like
 from ..ops.constant import constant
 from ..ops.control import group
 from ..ops.math import cast
@@ -128,6 +128,17 @@ class Optimizer:
                 init = (lambda: zeros(shape, dtype=dt))
             else:
                 init = (lambda: zeros_like(var.initial_value))
+            named[var] = _make_state_variable(var.graph, init, f"{var.op.name}/{op_name}", var.device)
+        return named[var]
+
+    def _constant_slot(self, var: Variable, slot_name: str, op_name: str, value: float) -> Variable:
+        """A slot filled with ``value`` (Adagrad's initial accumulator, RMSProp's mean square)."""
+        named = self._slots.setdefault(slot_name, {})
+        if var not in named:
+            shape, dt = var.op.outputs[0]._shape, var.dtype
+            if not S.is_fully_defined(shape):
+                raise ValueError(f"{self._name} needs variables of known shape; {var.op.name} is {S.format_shape(shape)}")
+            init = (lambda: fill(list(shape), constant(value, dtype=dt)))
             named[var] = _make_state_variable(var.graph, init, f"{var.op.name}/{op_name}", var.device)
         return named[var]
 

@@ -1,0 +1,90 @@
+"""``tf.layers.conv2d``, ``max_pooling2d``, ``average_pooling2d`` over ``ac.nn``'s composites
+(graph/ops/conv.py). conv2d's variables are ``<scope>/kernel`` (kh, kw, in, out) and
+``<scope>/bias``, in a ``conv2d``, ``conv2d_1``, ... scope as TF names them."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from antcolony.errors import GraphError
+
+from . import initializers as I
+from .core import Tensor, get_default_graph
+from .graph_keys import GraphKeys
+from .op_builder import convert_to_tensor
+from .ops.conv import avg_pool, conv2d as nn_conv2d, max_pool
+from .ops.nn import bias_add
+from .variable_scope import get_variable, variable_scope
+
+__all__ = ["conv2d", "max_pooling2d", "average_pooling2d"]
+
+_FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
+
+
+def _format(data_format: str) -> str:
+    try:
+        return _FORMATS[data_format]
+    except KeyError:
+        raise GraphError(f"data_format {data_format!r} is not 'channels_last' or 'channels_first'") from None
+
+
+def _two(value: Any) -> tuple[int, int]:
+    if isinstance(value, int):
+        return value, value
+    a, b = value
+    return int(a), int(b)
+
+
+def conv2d(
+    inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+    data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Callable[[Tensor], Tensor] | None = None,
+    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = I.Zeros(),
+    kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
+    trainable: bool = True, name: str | None = None, reuse: Any = None,
+) -> Tensor:
+    """``activation(conv2d(inputs, kernel) + bias)`` with a new (or reused) kernel and bias."""
+    fmt = _format(data_format)
+    x = convert_to_tensor(inputs)
+    if x._shape is None or len(x._shape) != 4:
+        raise GraphError(f"conv2d layer needs a 4-D input, got {x.name} {x.shape}")
+    channels = x._shape[3 if fmt == "NHWC" else 1]
+    if channels is None:
+        raise GraphError(f"conv2d layer: the channel dimension of {x.name} ({x.shape}) must be known")
+    kh, kw = _two(kernel_size)
+    with variable_scope(name, default_name="conv2d", values=[x], reuse=reuse):
+        kernel = get_variable("kernel", [kh, kw, int(channels), int(filters)], dtype=x.dtype,
+                              initializer=I.get(kernel_initializer), regularizer=kernel_regularizer, trainable=trainable)
+        sh, sw = _two(strides)
+        dh, dw = _two(dilation_rate)
+        out = nn_conv2d(x, kernel, [1, sh, sw, 1], padding.upper(), data_format=fmt, dilations=[1, dh, dw, 1])
+        if use_bias:
+            bias = get_variable("bias", [int(filters)], dtype=x.dtype, initializer=I.get(bias_initializer),
+                                regularizer=bias_regularizer, trainable=trainable)
+            out = bias_add(out, bias, data_format=fmt)
+        if activation is not None:
+            out = activation(out)
+        if activity_regularizer is not None:
+            loss = activity_regularizer(out)
+            if loss is not None:
+                get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return out
+
+
+def max_pooling2d(
+    inputs: Any, pool_size: Any, strides: Any, padding: str = "valid", data_format: str = "channels_last",
+    name: str | None = None,
+) -> Tensor:
+    ph, pw = _two(pool_size)
+    sh, sw = _two(strides)
+    return max_pool(inputs, [1, ph, pw, 1], [1, sh, sw, 1], padding.upper(), _format(data_format),
+                    name=name or "max_pooling2d")
+
+
+def average_pooling2d(
+    inputs: Any, pool_size: Any, strides: Any, padding: str = "valid", data_format: str = "channels_last",
+    name: str | None = None,
+) -> Tensor:
+    ph, pw = _two(pool_size)
+    sh, sw = _two(strides)
+    return avg_pool(inputs, [1, ph, pw, 1], [1, sh, sw, 1], padding.upper(), _format(data_format),
+                    name=name or "average_pooling2d")

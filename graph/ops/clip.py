@@ -1,0 +1,67 @@
+"""Clipping, as TF1: clip_by_value, clip_by_norm, global_norm, clip_by_global_norm (composites:
+gradients come from Minimum / Maximum / Select / Mul)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from antcolony.errors import GraphError
+
+from ..core import Tensor, get_default_graph
+from ..op_builder import convert_to_tensor
+from .array import ones_like, where
+from .math import add_n, cast, greater, maximum, minimum, sqrt
+from .reduction import reduce_sum
+
+__all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"]
+
+
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
+    with get_default_graph().name_scope(name or "clip_by_value"):
+        return minimum(maximum(convert_to_tensor(t), clip_value_min), clip_value_max)
+
+
+def _safe_norm(sum_of_squares: Tensor) -> Tensor:
+    # sqrt has an infinite derivative at 0: take it of 1 where the sum is 0, and give 0 back there.
+    positive = greater(sum_of_squares, 0.0)
+    return where(positive, sqrt(where(positive, sum_of_squares, ones_like(sum_of_squares))), sum_of_squares)
+
+
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
+    """``t * clip_norm / max(l2norm(t, axes), clip_norm)``: rescaled so its L2 norm is at most clip_norm."""
+    with get_default_graph().name_scope(name or "clip_by_norm"):
+        x = convert_to_tensor(t)
+        norm = _safe_norm(reduce_sum(x * x, axes, keepdims=True))
+        limit = convert_to_tensor(clip_norm, dtype=x.dtype)
+        return x * limit / maximum(norm, limit)
+
+
+def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
+    """sqrt(sum of every tensor's sum of squares); None entries are skipped."""
+    ts = [convert_to_tensor(t) for t in t_list if t is not None]
+    if not ts:
+        raise GraphError("global_norm needs at least one tensor")
+    with get_default_graph().name_scope(name or "global_norm"):
+        dtype = ts[0].dtype
+        squares = [reduce_sum(t * t) if t.dtype == dtype else cast(reduce_sum(t * t), dtype) for t in ts]
+        return _safe_norm(add_n(squares))
+
+
+def clip_by_global_norm(
+    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None,
+) -> tuple[list[Tensor | None], Tensor]:
+    """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
+    if isinstance(t_list, (str, bytes)) or not isinstance(t_list, (list, tuple)):
+        raise TypeError("clip_by_global_norm needs a list or tuple of tensors")
+    norm = convert_to_tensor(use_norm) if use_norm is not None else global_norm(t_list)
+    with get_default_graph().name_scope(name or "clip_by_global_norm"):
+        limit = convert_to_tensor(clip_norm, dtype=norm.dtype)
+        scale = limit / maximum(norm, limit)
+        clipped: list[Tensor | None] = []
+        for t in t_list:
+            if t is None:
+                clipped.append(None)
+                continue
+            x = convert_to_tensor(t)
+            clipped.append(x * (scale if x.dtype == scale.dtype else cast(scale, x.dtype)))
+        return clipped, norm

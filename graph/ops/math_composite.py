@@ -1,0 +1,209 @@
+"""Math functions of TF1 built from registered ops: reduce_logsumexp, reduce_any / reduce_all,
+logical_and / or / not / xor, argmin, log1p, truediv, to_float and the other to_* casts,
+tensordot, cumsum. Their gradients are the parts' gradients."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from antcolony.errors import GraphError
+
+from .. import dtypes
+from .. import shapes as S
+from ..core import Tensor, get_default_graph
+from ..legacy_args import resolve
+from ..op_builder import convert_pair, convert_to_tensor
+from .array import reshape, transpose, where
+from .constant import constant
+from .control import stop_gradient
+from .math import cast, divide, equal, exp, log, matmul, negative, not_equal
+from .reduction import argmax, reduce_max, reduce_min, reduce_sum
+
+__all__ = [
+    "reduce_logsumexp", "reduce_any", "reduce_all", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "argmin", "log1p", "truediv", "to_float", "to_double", "to_int32", "to_int64", "to_bfloat16", "tensordot",
+    "cumsum",
+]
+
+
+def reduce_logsumexp(
+    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    """log(sum(exp(x))) over ``axis``, shifted by the maximum so it neither overflows nor underflows."""
+    ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
+    keep = bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False))
+    with get_default_graph().name_scope(name or "ReduceLogSumExp"):
+        x = convert_to_tensor(input_tensor)
+        # The shift carries no gradient: the result's derivative is softmax(x) either way.
+        peak = stop_gradient(reduce_max(x, ax, keepdims=True))
+        total = log(reduce_sum(exp(x - peak), ax, keepdims=keep))
+        return total + (peak if keep else reduce_max(stop_gradient(x), ax, keepdims=False))
+
+
+def _bool(x: Any, what: str) -> Tensor:
+    t = convert_to_tensor(x)
+    if t.dtype != dtypes.bool_:
+        raise GraphError(f"{what} needs bool tensors, but {t.name} is {t.dtype.name}")
+    return t
+
+
+def reduce_any(
+    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    x = _bool(input_tensor, "reduce_any")
+    ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
+    keep = bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False))
+    with get_default_graph().name_scope(name or "Any"):
+        return not_equal(reduce_max(cast(x, dtypes.int32), ax, keepdims=keep), 0)
+
+
+def reduce_all(
+    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
+    reduction_indices: Any = None, keep_dims: bool | None = None,
+) -> Tensor:
+    x = _bool(input_tensor, "reduce_all")
+    ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
+    keep = bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False))
+    with get_default_graph().name_scope(name or "All"):
+        return not_equal(reduce_min(cast(x, dtypes.int32), ax, keepdims=keep), 0)
+
+
+def logical_not(x: Any, name: str | None = None) -> Tensor:
+    return equal(_bool(x, "logical_not"), False, name=name or "LogicalNot")
+
+
+def logical_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    a, b = _bool(x, "logical_and"), _bool(y, "logical_and")
+    return where(a, b, False, name=name or "LogicalAnd")
+
+
+def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    a, b = _bool(x, "logical_or"), _bool(y, "logical_or")
+    return where(a, True, b, name=name or "LogicalOr")
+
+
+def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return not_equal(_bool(x, "logical_xor"), _bool(y, "logical_xor"), name=name or "LogicalXor")
+
+
+def argmin(
+    input: Any, axis: int | None = None, name: str | None = None, dimension: int | None = None,
+    output_type: Any = dtypes.int64,
+) -> Tensor:
+    """Index of the first smallest value along ``axis`` (the first largest of -input)."""
+    x = convert_to_tensor(input)
+    if x.dtype.kind == "u":
+        raise GraphError(f"argmin of unsigned {x.name} is not supported; cast it to a signed dtype")
+    with get_default_graph().name_scope(name or "ArgMin"):
+        return argmax(negative(x), resolve(axis, dimension, "axis", "dimension"), output_type=output_type)
+
+
+def log1p(x: Any, name: str | None = None) -> Tensor:
+    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x rounded (Goldberg's trick)."""
+    with get_default_graph().name_scope(name or "Log1p"):
+        xt = convert_to_tensor(x)
+        u = xt + 1.0
+        exact = equal(u, 1.0)
+        # The masked branch still runs: keep its denominator away from 0 so no nan reaches the gradient.
+        denominator = where(exact, 1.0, u - 1.0)
+        return where(exact, xt, log(where(exact, 1.0, u)) * xt / denominator)
+
+
+_TRUEDIV_FLOAT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
+                  np.dtype(np.int16): dtypes.float32, np.dtype(np.int32): dtypes.float64,
+                  np.dtype(np.int64): dtypes.float64}
+
+
+def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Division that casts integers to floats first (int8/16 to float32, int32/64 to float64, as TF)."""
+    a, b = convert_pair(x, y, name or "truediv")
+    target = _TRUEDIV_FLOAT.get(a.dtype)
+    if target is not None:
+        a, b = cast(a, target), cast(b, target)
+    return divide(a, b, name=name)
+
+
+def to_float(x: Any, name: str = "ToFloat") -> Tensor:
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_double(x: Any, name: str = "ToDouble") -> Tensor:
+    return cast(x, dtypes.float64, name=name)
+
+
+def to_int32(x: Any, name: str = "ToInt32") -> Tensor:
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x: Any, name: str = "ToInt64") -> Tensor:
+    return cast(x, dtypes.int64, name=name)
+
+
+def to_bfloat16(x: Any, name: str = "ToBFloat16") -> Tensor:
+    raise GraphError("bfloat16 is not a supported dtype; use to_float")
+
+
+def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
+    """Sum over ``axes`` of a and b (an int n: a's last n with b's first n; or two lists of axes)."""
+    with get_default_graph().name_scope(name or "Tensordot"):
+        at, bt = convert_to_tensor(a), convert_to_tensor(b)
+        sa, sb = at._shape, bt._shape
+        if sa is None or sb is None or not S.is_fully_defined(sa) or not S.is_fully_defined(sb):
+            raise GraphError(f"tensordot needs fully known shapes, got {at.shape} and {bt.shape}")
+        if isinstance(axes, (int, np.integer)):
+            ax_a = list(range(len(sa) - int(axes), len(sa)))
+            ax_b = list(range(int(axes)))
+        else:
+            ax_a, ax_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+        ax_a = [S.normalize_axis(i, len(sa), at.name) for i in ax_a]
+        ax_b = [S.normalize_axis(i, len(sb), bt.name) for i in ax_b]
+        if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
+            raise GraphError(f"tensordot: contracted dims {[sa[i] for i in ax_a]} and {[sb[i] for i in ax_b]} differ")
+        free_a = [i for i in range(len(sa)) if i not in ax_a]
+        free_b = [i for i in range(len(sb)) if i not in ax_b]
+        k = int(np.prod([sa[i] for i in ax_a], dtype=np.int64))
+        left = reshape(transpose(at, free_a + ax_a), [int(np.prod([sa[i] for i in free_a], dtype=np.int64)), k])
+        right = reshape(transpose(bt, ax_b + free_b), [k, int(np.prod([sb[i] for i in free_b], dtype=np.int64))])
+        return reshape(matmul(left, right), [sa[i] for i in free_a] + [sb[i] for i in free_b])
+
+
+def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+    """Running sums along ``axis`` (a matmul with a triangular matrix: the axis length must be known)."""
+    with get_default_graph().name_scope(name or "Cumsum"):
+        xt = convert_to_tensor(x)
+        if xt.dtype.kind not in "fiu" or xt._shape is None:
+            raise GraphError(f"cumsum needs a numeric tensor of known rank, got {xt.name} {xt.shape} {xt.dtype.name}")
+        nd = len(xt._shape)
+        a = S.normalize_axis(axis, nd, xt.name)
+        n = xt._shape[a]
+        if n is None:
+            raise GraphError(f"cumsum needs dimension {a} of {xt.name} to be known, got {xt.shape}")
+        # tri[i, j] = 1 when input i counts toward output j.
+        i, j = np.indices((n, n))
+        tri = (i >= j) if reverse else (i <= j)
+        if exclusive:
+            tri &= i != j
+        moved = transpose(xt, [*[d for d in range(nd) if d != a], a]) if a != nd - 1 else xt
+        summed = _matmul_last(moved, constant(tri.astype(xt.dtype)))
+        if a == nd - 1:
+            return summed
+        back = list(range(nd - 1))
+        back.insert(a, nd - 1)
+        return transpose(summed, back)
+
+
+def _matmul_last(x: Tensor, m: Tensor) -> Tensor:
+    shape = x._shape
+    if len(shape) == 2:
+        return matmul(x, m)
+    lead = shape[:-1]
+    if sum(d is None for d in lead) > 1:
+        raise GraphError(f"cumsum: {x.name} has more than one unknown dimension ({x.shape})")
+    flat = reshape(x, [-1, shape[-1]]) if len(shape) != 1 else reshape(x, [1, shape[-1]])
+    out = matmul(flat, m)
+    return reshape(out, [-1 if d is None else d for d in lead] + [shape[-1]])
