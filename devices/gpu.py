@@ -54,6 +54,10 @@ class GpuWorker(Actor):
             self._dispatch(kind)
         elif type(msg) is SetComputeShare:
             self.share.set_percent(msg.percent)
+            if self._wake is not None:  # a held launch follows the new share, not the old debt
+                self._wake.cancel()
+                self._wake = None
+                self._dispatch("compute")
         elif type(msg) is OwedIdle:
             return max(self.share.owed_now(), 0.0)
         elif type(msg) is GetShareStats:
