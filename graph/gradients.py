@@ -9,6 +9,8 @@ through it.
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any, Callable, Sequence
 
 from antcolony.errors import GraphError
@@ -73,8 +75,11 @@ def _between(ys: list[Tensor], xs: list[Tensor]) -> tuple[list[Operation], set[i
 
 def gradients(
     ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", stop_gradients: Any = None,
+    colocate_gradients_with_ops: bool = False,
 ) -> list[Tensor | None]:
-    """Symbolic d(sum ys)/d(x) for each x, as ``tf.gradients``; None where x does not affect ys."""
+    """Symbolic d(sum ys)/d(x) for each x, as ``tf.gradients``; None where x does not affect ys.
+    ``colocate_gradients_with_ops``: each op's gradient ops are placed on that op's device (else
+    they follow the device scope in force, as TF)."""
     from .ops.array import ones_like
     from .ops.math import add_n
 
@@ -100,7 +105,8 @@ def gradients(
             out_grads = [_sum(grads.get(t), add_n) for t in op.outputs]
             if all(gr is None for gr in out_grads):
                 return
-            _backprop_op(op, out_grads, grads, on_path)
+            with g.device(op.device) if colocate_gradients_with_ops and op.device else contextlib.nullcontext():
+                _backprop_op(op, out_grads, grads, on_path)
 
         # While loops are differentiated as units by backprop loops (graph/control_flow/grad_walk.py);
         # without loops this visits ``ordered`` in order.

@@ -50,7 +50,8 @@ class Optimizer:
         name: str | None = None, grad_loss: Any = None,
     ) -> Operation:
         """compute_gradients then apply_gradients; the returned op runs one training step."""
-        pairs = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        pairs = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss,
+                                       colocate_gradients_with_ops=colocate_gradients_with_ops)
         if all(g is None for g, _ in pairs):
             raise ValueError(
                 "No gradients provided for any variable, check your graph for ops that do not support "
@@ -72,7 +73,8 @@ class Optimizer:
         for v in variables:
             if not isinstance(v, Variable):
                 raise TypeError(f"var_list must contain ac.Variable objects, got {v!r}")
-        grads = gradients(loss_t, variables, grad_ys=None if grad_loss is None else [grad_loss])
+        grads = gradients(loss_t, variables, grad_ys=None if grad_loss is None else [grad_loss],
+                          colocate_gradients_with_ops=colocate_gradients_with_ops)
         return list(zip(grads, variables))
 
     def apply_gradients(

@@ -110,3 +110,25 @@ async def test_constants_join_their_consumers_device_instead_of_being_copied_eac
     np.testing.assert_allclose(out, [1.0, 2.0, 3.0])
     recvs = [s.node_name for s in meta.step_stats if s.op_type == "_Recv"]
     assert not any("k:0" in r for r in recvs), recvs
+
+
+@pytest.mark.parametrize("colocate", [True, False])
+async def test_colocate_gradients_with_ops_places_each_gradient_beside_its_forward_op(colocate):
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [4, 3], name="x")
+        with ac.device("/gpu:0"):
+            w = ac.Variable(np.ones((3, 2), np.float32), name="w")
+            loss = ac.reduce_sum(ac.square(ac.matmul(x, w)))
+        train = ac.train.GradientDescentOptimizer(0.1).minimize(loss, colocate_gradients_with_ops=colocate)
+        init = w.initializer
+    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=64 << 20)
+    async with ac.Session(g, config=config) as sess:
+        await sess.run(init)
+        md = ac.RunMetadata()
+        await sess.run(train, {x: np.ones((4, 3), np.float32)},
+                       options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=md)
+        w_after = await sess.run(w)
+    grad_devices = {s.device for s in md.step_stats if s.node_name.startswith("gradients/") and s.op_type == "MatMul"}
+    assert grad_devices == ({"/device:GPU:0"} if colocate else {"/device:CPU:0"}), grad_devices
+    np.testing.assert_allclose(w_after, 1.0 - 0.1 * 2 * 3 * 4 * np.ones((3, 2)))  # the same step either way
