@@ -29,9 +29,7 @@ def _host(value: Any) -> np.ndarray:
 def summarize_first(value: Any, n: int) -> str:
     """TF1 Print's form: the first ``n`` values in row-major order, ``...`` when there are more."""
     a = _host(value)
-    if a.ndim == 0:
-        return str(a.item() if a.dtype != object else a[()])
-    flat = a.reshape(-1)
+    flat = a.reshape(-1)  # a scalar shows as [v] too, as TF1's Print
     shown = flat if n < 0 else flat[:n]
     text = " ".join(str(v) for v in shown.tolist())
     return f"[{text}{'...' if n >= 0 and flat.size > n else ''}]"

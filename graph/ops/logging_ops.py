@@ -59,9 +59,9 @@ def _print_grad(op: Operation, grad: Tensor) -> list:
 
 
 def _stream_name(output_stream: Any) -> str:
-    if output_stream is sys.stderr:
+    if output_stream is None or output_stream is sys.stderr or output_stream is sys.__stderr__:
         return "stderr"
-    if output_stream is sys.stdout:
+    if output_stream is sys.stdout or output_stream is sys.__stdout__:
         return "stdout"
     if isinstance(output_stream, str) and output_stream in STREAMS:
         return output_stream
@@ -71,11 +71,11 @@ def _stream_name(output_stream: Any) -> str:
 
 
 def print_v2(
-    *inputs: Any, output_stream: Any = sys.stderr, summarize: int = 3, sep: str = " ", end: str = "\n",
+    *inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
     name: str | None = None,
 ) -> Operation:
-    """An op that prints ``inputs`` (tensors and plain Python values) joined by ``sep`` when run;
-    tensors show their first and last ``summarize`` values per dimension (all with -1)."""
+    """An op that prints ``inputs`` (tensors and plain Python values) joined by ``sep`` when run, to
+    ``output_stream`` (None: the stderr of the time the op runs, TF's sys.stderr default); tensors show their first and last ``summarize`` values per dimension (all with -1)."""
     literals: list[str | None] = []
     tensors: list[Tensor] = []
     for item in inputs:
