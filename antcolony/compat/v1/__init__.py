@@ -77,7 +77,7 @@ from antcolony.graph.ops.script_ops import py_func
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
 from antcolony.graph.gradients import register_gradient as RegisterGradient
 
-from . import logging, train
+from . import logging, summary, train
 
 __all__ = [
     "errors", "RunMetadata", "RunOptions", "InteractiveSession", "Session", "SessionConfig", "dtypes",
@@ -106,5 +106,5 @@ __all__ = [
     "reduce_logsumexp", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
     "reduce_prod", "sigmoid", "tanh", "logging", "ConfigProto", "GPUOptions",
     "floor", "floor_div", "floordiv", "floormod", "mod", "cos", "sin", "boolean_mask", "einsum", "Print",
-    "print", "py_func", "NotDifferentiable", "RegisterGradient",
+    "print", "py_func", "NotDifferentiable", "RegisterGradient", "summary",
 ]
