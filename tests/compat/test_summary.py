@@ -6,36 +6,16 @@ from __future__ import annotations
 
 import glob
 import os
-import struct
 
 import numpy as np
 import pytest
 
 pytest.importorskip("tensorboardX")
 
-from tensorboardX.proto import event_pb2  # noqa: E402
-from tensorboardX.record_writer import masked_crc32c  # noqa: E402
 
 import antcolony.compat.v1 as tf  # noqa: E402
 
-
-def read_events(path: str) -> list:
-    """Every Event in a TFRecord file, checking both CRCs of each record."""
-    events = []
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    while pos < len(data):
-        header = data[pos:pos + 8]
-        (length,) = struct.unpack("<Q", header)
-        (header_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
-        assert header_crc == masked_crc32c(header)
-        body = data[pos + 12:pos + 12 + length]
-        (body_crc,) = struct.unpack("<I", data[pos + 12 + length:pos + 16 + length])
-        assert body_crc == masked_crc32c(body)
-        events.append(event_pb2.Event.FromString(body))
-        pos += 16 + length
-    return events
+from .event_reader import read_events  # noqa: E402
 
 
 def _event_file(logdir) -> str:
