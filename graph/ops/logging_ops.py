@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from antcolony.errors import GraphError
 
 from ..core import Operation, Tensor, get_default_graph
-from ..gradients import register_gradient
+from ..gradients import not_differentiable, register_gradient
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
 from ..registry import register_op
 
@@ -35,6 +35,9 @@ def _print_shape(op: Operation) -> list:
 @register_op("PrintV2", stateful=True)
 def _print_v2_shape(op: Operation) -> list:
     return []
+
+
+not_differentiable("PrintV2")  # it has no outputs
 
 
 def Print(  # noqa: N802 - TF's name

@@ -20,6 +20,7 @@ from antcolony.errors import GraphError
 
 from .. import dtypes
 from ..core import Graph, Operation, Tensor
+from ..gradients import register_gradient
 from ..op_builder import convert_to_tensor, graph_of, make_op
 from ..registry import register_op
 
@@ -49,6 +50,19 @@ def _py_func_shape(op: Operation) -> list:
 
 register_op("PyFunc", stateful=True)(_py_func_shape)
 register_op("PyFuncStateless")(_py_func_shape)
+
+
+def _no_gradient(op: Operation, *grads: Tensor) -> list:
+    # An error rather than None (which would silently cut the gradient off), as TF's LookupError.
+    raise GraphError(
+        f"no gradient registered for op type {op.type!r} (node '{op.name}'): a py_func has none unless the "
+        "program gives one: @tf.RegisterGradient('MyGrad') and with "
+        "graph.gradient_override_map({'PyFunc': 'MyGrad'}) around the py_func"
+    )
+
+
+register_gradient("PyFunc")(_no_gradient)
+register_gradient("PyFuncStateless")(_no_gradient)
 
 
 def py_func(
