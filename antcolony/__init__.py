@@ -76,5 +76,5 @@ from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, m
 from antcolony.graph.ops.trigonometry import cos, sin
 from antcolony.graph.ops.masking import boolean_mask
 from antcolony.graph.ops.einsum import einsum
-from antcolony.graph.ops.logging_ops import Print, print_v2 as print
+from antcolony.graph.ops.logging_ops import Print
 from antcolony.graph.ops.script_ops import py_func

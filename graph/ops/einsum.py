@@ -15,7 +15,6 @@ from typing import Any
 
 from antcolony.errors import GraphError
 
-from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import register_gradient
 from ..op_builder import convert_to_tensor, make_op
