@@ -30,7 +30,8 @@ def test_scalars_and_a_histogram_round_trip_through_the_event_file(tmp_path):
         x = tf.placeholder(tf.float32, [])
         w = tf.placeholder(tf.float32, [None])
         with tf.name_scope("train"):
-            tf.summary.scalar("loss", x * 2.0)
+            doubled = x * 2.0
+            tf.summary.scalar("loss", doubled)
         tf.summary.scalar("lr", tf.constant(0.5))
         tf.summary.histogram("weights", w)
         merged = tf.summary.merge_all()
@@ -44,7 +45,12 @@ def test_scalars_and_a_histogram_round_trip_through_the_event_file(tmp_path):
             events = read_events(_event_file(tmp_path))  # complete after flush, before close
             writer.close()
     assert events[0].file_version == "brain.Event:2"
-    assert any(e.HasField("graph_def") for e in events)
+    from tensorboardX.proto.graph_pb2 import GraphDef
+
+    (graph_event,) = [e for e in events if e.HasField("graph_def")]
+    nodes = {n.name: n for n in GraphDef.FromString(graph_event.graph_def).node}
+    assert nodes["train/loss"].op == "ScalarSummary" and nodes["train/loss"].input == [doubled.op.name]
+    assert set(nodes) == {op.name for op in g.get_operations()}
     summaries = [e for e in events if e.HasField("summary")]
     assert [e.step for e in summaries] == [0, 10, 20]
     for step, e in enumerate(summaries):
