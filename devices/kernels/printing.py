@@ -1,7 +1,9 @@
 """Kernels of Print (tf.Print) and PrintV2 (tf.print): format the values and write one line.
 
 The streams are looked up when the kernel runs, not when it is built, so a redirected
-``sys.stdout`` (pytest's capture, contextlib.redirect_stdout) receives the output.
+``sys.stdout`` (pytest's capture, contextlib.redirect_stdout) receives the output. Both kernels
+are blocking (run on a worker thread): a write to a full pipe or a slow terminal must not stall
+the event loop.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def _write(stream: str, text: str, end: str) -> None:
     out.flush()
 
 
-@register_kernel("Print", devices=("CPU",))
+@register_kernel("Print", devices=("CPU",), blocking=True)
 def _print(ctx: KernelContext) -> Compute:
     message, first_n, n = ctx.attr("message"), ctx.attr("first_n"), ctx.attr("summarize")
     lock = threading.Lock()  # concurrent steps must count first_n once each
@@ -70,7 +72,7 @@ def _print(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("PrintV2", devices=("CPU",))
+@register_kernel("PrintV2", devices=("CPU",), blocking=True)
 def _print_v2(ctx: KernelContext) -> Compute:
     literals, stream = ctx.attr("literals"), ctx.attr("stream")
     n, sep, end = ctx.attr("summarize"), ctx.attr("sep"), ctx.attr("end")

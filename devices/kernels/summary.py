@@ -63,7 +63,7 @@ def _scalar_summary(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("HistogramSummary", devices=("CPU",))
+@register_kernel("HistogramSummary", devices=("CPU",), expensive=True)
 def _histogram_summary(ctx: KernelContext) -> Compute:
     tbx, tag = _tensorboardx(ctx), ctx.attr("tag")
 
