@@ -4,8 +4,11 @@ Switch, Merge, Enter, Exit, NextIteration and LoopCond move values between branc
 iterations, so they act on tags and dead values rather than through kernels:
 
 - Switch(data, pred): the output of the untaken side is dead; dead data or pred: both dead.
-- Merge: fires with (value, index) on its first live input; dead when all its inputs are dead.
-  A loop's Merge gets one input per iteration (Enter at 0, NextIteration after) and fires on it.
+- Merge: fires with (value, index) on its first live input once all its control inputs arrived
+  (dead or alive: they order, they do not kill); dead when all its data inputs are dead. A loop's
+  Merge gets one input per iteration (Enter at 0, NextIteration after) and fires on it.
+- ControlTrigger: fires once all its control inputs arrived and is never dead, so what follows it
+  runs even when it waited for an untaken branch.
 - Enter: moves a value into iteration 0 of the child frame; an ``is_constant`` Enter (a loop
   invariant) is delivered to every iteration of the frame.
 - Exit: moves the final (live) value out to the parent frame; dead exits are dropped unless the
@@ -32,10 +35,16 @@ class ControlFlowNode(NodeActor):
         self.role = self.spec.role
         attrs = self.spec.role_attrs
         self.loop_merge = bool(attrs.get("loop_merge"))
-        self.n_data = int(attrs.get("n_data", 1))
+        # Data inputs bound into the node (constants) never arrive as messages: a Merge counts only
+        # the others, and holds a bound input as a live value from the start.
+        bound = sorted(self.spec.bound_inputs, key=lambda b: b[0])
+        self.n_data = int(attrs.get("n_data", 1)) - len(bound)
+        self.bound_live = (bound[0][1], np.int32(bound[0][0])) if bound else None
+        # every incoming edge that is not a data input is a control input
+        self.n_control = max(self.expected - self.n_data, 0) if self.role == "Merge" else 0
         self.handlers = {
             "Switch": self._switch, "LoopCond": self._identity, "Enter": self._enter,
-            "Exit": self._exit, "NextIteration": self._next_iteration,
+            "Exit": self._exit, "NextIteration": self._next_iteration, "ControlTrigger": self._trigger,
         }
 
     def on_receive(self, msg: Any) -> None:
@@ -65,29 +74,40 @@ class ControlFlowNode(NodeActor):
     def _identity(self, tag: Any, args: list[Any], dead: bool) -> None:
         self._emit(tag, DEAD if dead else args[0])
 
+    def _trigger(self, tag: Any, args: list[Any], dead: bool) -> None:
+        self._emit(tag, None)  # a live control token whatever arrived
+
     def _merge(self, tag: Any, slot: int, value: Any) -> None:
-        if slot < 0:
-            release(tag)
-            return
         if self.loop_merge:
-            if value is DEAD:
-                tag.dead = True
-                self._emit(tag, (DEAD, DEAD))
-            else:
-                self._emit(tag, (value, np.int32(slot)))
+            # Iterations arrive as separate tags; a control input of a loop Merge would come from
+            # outside the frame, which while_loop never builds, so it only orders nothing here.
+            if slot >= 0:
+                if value is DEAD:
+                    tag.dead = True
+                    self._emit(tag, (DEAD, DEAD))
+                else:
+                    self._emit(tag, (value, np.int32(slot)))
             release(tag)
             return
+        # [data inputs arrived, control inputs arrived, first live (value, index) or None, fired]
         state = self.pending.get(tag)
         if state is None:
-            state = self.pending[tag] = [0, False]
-        state[0] += 1
-        if value is not DEAD and not state[1]:
-            state[1] = True
-            self._emit(tag, (value, np.int32(slot)))
-        if state[0] == self.n_data:
-            del self.pending[tag]
-            if not state[1]:
+            state = self.pending[tag] = [0, 0, self.bound_live, False]
+        if slot < 0:
+            state[1] += 1
+        else:
+            state[0] += 1
+            if value is not DEAD and state[2] is None:
+                state[2] = (value, np.int32(slot))
+        if not state[3] and state[1] == self.n_control:
+            if state[2] is not None:
+                self._emit(tag, state[2])
+                state[2], state[3] = (), True  # fired: drop the value, keep "a live input came"
+            elif state[0] == self.n_data:
+                state[3] = True
                 self._emit(tag, (DEAD, DEAD))
+        if state[0] == self.n_data and state[1] == self.n_control:
+            del self.pending[tag]
         release(tag)
 
     def _enter(self, tag: Any, args: list[Any], dead: bool) -> None:

@@ -36,7 +36,7 @@ class SessionDevices:
     def has_kernel(self, op_type: str, device: str) -> bool:
         return op_type in CONTROL_FLOW_OPS or find_kernel(op_type, _device_type(device)) is not None
 
-    def kernel(self, op: Operation, device: str) -> tuple[Any, bool]:
+    def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]:
         kd = find_kernel(op.type, _device_type(device))
         if kd is None:
             raise UnimplementedError(
@@ -52,7 +52,7 @@ class SessionDevices:
             compute = kd.factory(ctx)
             if device != HOST:
                 compute = self.memory(device).charged(compute)
-            return compute, kd.expensive
+            return compute, kd.expensive, kd.blocking
         except OpError:
             raise
         except Exception as exc:  # noqa: BLE001 - a factory rejecting attrs names the node
@@ -94,7 +94,7 @@ class SessionDevices:
         return self.memory(dst).charged(copy)
 
     def const_value(self, op: Operation, device: str) -> Any:
-        compute, _ = self.kernel(op, HOST)
+        compute, _, _ = self.kernel(op, HOST)
         value = compute()
         if device == HOST:
             return value

@@ -27,7 +27,7 @@ class DeviceContext(Protocol):
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
-    def kernel(self, op: Operation, device: str) -> tuple[Any, bool]: ...
+    def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]: ...  # compute, expensive, blocking
     def worker(self, device: str) -> Any: ...
     def engine_access(self, op: Operation, device: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None: ...
     def transfer(self, src: str, dst: str) -> Any: ...
@@ -192,12 +192,12 @@ def _op_spec(op: Operation, device: str, ctx: DeviceContext) -> NodeSpec:
             op=op, compute=None, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1, expensive=False,
             inline_threshold=0, device=device, role=op.type, role_attrs=_role_attrs(op),
         )
-    compute, expensive = ctx.kernel(op, device)
+    compute, expensive, blocking = ctx.kernel(op, device)
     on_gpu = device != HOST
     spec = NodeSpec(
         op=op, compute=compute, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1,
-        # GPU kernels always go to a stream; CPU kernels only when expensive and large.
-        expensive=expensive or on_gpu, inline_threshold=0 if on_gpu else ctx.inline_threshold,
+        # GPU kernels always go to a stream; CPU kernels when expensive and large, or blocking.
+        expensive=expensive or on_gpu, inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
         device=device, worker=ctx.worker(device),
     )
     access = ctx.engine_access(op, device)

@@ -72,3 +72,9 @@ from antcolony.graph import train
 from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
 from antcolony.graph.control_flow import cond, while_loop
 from antcolony.graph.passes.recompute import mark_for_recompute, recompute_hint
+from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
+from antcolony.graph.ops.trigonometry import cos, sin
+from antcolony.graph.ops.masking import boolean_mask
+from antcolony.graph.ops.einsum import einsum
+from antcolony.graph.ops.logging_ops import Print
+from antcolony.graph.ops.script_ops import py_func

@@ -161,6 +161,8 @@ class Graph:
         self._op_seed_counter = 0
         # The cond branch / while body being built (graph/control_flow sets it); None at top level.
         self._control_flow_context: Any = None
+        # op type -> gradient op type, while inside gradient_override_map
+        self._gradient_override_map: dict[str, str] = {}
 
     # -- lookup ---------------------------------------------------------------------
     @property
@@ -248,6 +250,16 @@ class Graph:
         return candidate
 
     @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map: dict[str, str]) -> Iterator[None]:
+        """Ops of the given types created inside use the gradient registered under the mapped name."""
+        saved = self._gradient_override_map
+        self._gradient_override_map = {**saved, **op_type_map}
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
+
+    @contextlib.contextmanager
     def name_scope(self, name: str | None) -> Iterator[str]:
         old = self._name_stack
         if name is None or name == "":
@@ -328,7 +340,10 @@ class Graph:
             # Inside cond/while_loop: outside inputs go through Switch/Enter, input-less ops get the
             # context's pivot as a control input (graph/control_flow/context.py).
             inputs, ctrl = ctx.adjust_inputs(op_type, inputs, ctrl)
-        op = Operation(self, op_def, full, inputs, ctrl, dict(attrs or {}), device)
+        attrs = dict(attrs or {})
+        if op_type in self._gradient_override_map:
+            attrs["_gradient_op_type"] = self._gradient_override_map[op_type]
+        op = Operation(self, op_def, full, inputs, ctrl, attrs, device)
         try:
             specs = op_def.shape_fn(op)
         except (ValueError, TypeError) as exc:

@@ -122,12 +122,14 @@ def _backprop_op(op: Operation, out_grads: list[Tensor | None], grads: dict[Tens
     needs = [id(t.op) in on_path and _differentiable(t) for t in op.inputs]
     if not any(needs):
         return
-    if op.type not in GRADIENTS:
+    # gradient_override_map gives an op the gradient registered under another name (as TF).
+    grad_type = op.attrs.get("_gradient_op_type", op.type)
+    if grad_type not in GRADIENTS:
         raise GraphError(
-            f"no gradient registered for op type {op.type!r} (node '{op.name}'); register one with "
+            f"no gradient registered for op type {grad_type!r} (node '{op.name}'); register one with "
             "@register_gradient or mark it with not_differentiable"
         )
-    rule = GRADIENTS[op.type]
+    rule = GRADIENTS[grad_type]
     if rule is None:
         return
     filled = [gr if gr is not None else zeros_like(t) for gr, t in zip(out_grads, op.outputs)]

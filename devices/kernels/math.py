@@ -18,7 +18,7 @@ _OPERATORS = {
 _BINARY = {"Maximum": "maximum", "Minimum": "minimum", "Equal": "equal", "NotEqual": "not_equal"}
 _UNARY = {
     "Neg": "negative", "Square": "square", "Sqrt": "sqrt", "Exp": "exp", "Log": "log",
-    "Abs": "abs", "Sign": "sign", "Reciprocal": "reciprocal",
+    "Abs": "abs", "Sign": "sign", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos",
 }
 
 

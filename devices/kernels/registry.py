@@ -5,7 +5,8 @@ built for a node; ``compute(*inputs)`` is called per step with the input values 
 output value (ops with one output) or a tuple of values. Kernels are written against ``ctx.xp``
 (numpy on the CPU, cupy on a CUDA GPU) so one definition serves every device. ``compute`` runs on
 the node actor's turn when cheap, or on a worker thread when the kernel is ``expensive`` and its
-inputs are large; it must not touch the event loop. Errors it raises abort only its step:
+inputs are large (always, when it is ``blocking``: user Python code such as py_func's, which may
+sleep or hold the GIL); it must not touch the event loop. Errors it raises abort only its step:
 ``ValueError``/``IndexError``/``TypeError`` become ``InvalidArgumentError`` naming the node.
 """
 
@@ -40,18 +41,20 @@ class KernelDef:
     factory: Factory
     device_types: frozenset[str]
     expensive: bool
+    blocking: bool = False
 
 
 KERNELS: dict[str, dict[str, KernelDef]] = {}
 
 
 def register_kernel(
-    op_type: str, *, devices: tuple[str, ...] = ("CPU", "GPU"), expensive: bool = False,
+    op_type: str, *, devices: tuple[str, ...] = ("CPU", "GPU"), expensive: bool = False, blocking: bool = False,
 ) -> Callable[[Factory], Factory]:
-    """Decorator registering a kernel factory for ``op_type`` on the given device types."""
+    """Decorator registering a kernel factory for ``op_type`` on the given device types; a
+    ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs."""
 
     def deco(factory: Factory) -> Factory:
-        kd = KernelDef(op_type, factory, frozenset(devices), expensive)
+        kd = KernelDef(op_type, factory, frozenset(devices), expensive or blocking, blocking)
         slot = KERNELS.setdefault(op_type, {})
         for d in devices:
             if d in slot:

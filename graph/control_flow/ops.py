@@ -1,4 +1,4 @@
-"""Control-flow op types (Switch, Merge, Enter, Exit, NextIteration, LoopCond), the accumulator
+"""Control-flow op types (Switch, Merge, Enter, Exit, NextIteration, LoopCond, ControlTrigger), the accumulator
 ops while-loop gradients use, their low-level builders and the cond gradient rules.
 
 The six control-flow types have no kernels: the executor implements them natively (frames,
@@ -22,7 +22,7 @@ from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 
-CONTROL_FLOW_OPS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
+CONTROL_FLOW_OPS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"})
 ACCUMULATOR_OPS = frozenset({"Accumulator", "AccumulatorPush", "AccumulatorPop"})
 HANDLE_DTYPE = np.dtype(object)
 
@@ -117,6 +117,13 @@ def _pop_shape(op: Operation) -> list:
     return [(op.attrs["dtype"], op.attrs["shape"])]
 
 
+@register_op("ControlTrigger")
+def _control_trigger_shape(op: Operation) -> list:
+    if op.inputs:
+        raise ValueError("ControlTrigger takes control inputs only")
+    return []
+
+
 # -- builders (they add to the default graph or the graph of their inputs, in the current context) --
 def switch(data: Any, pred: Any, name: str = "Switch") -> tuple[Tensor, Tensor]:
     """(output_false, output_true): ``data`` on the output selected by ``pred``; the other is dead."""
@@ -128,6 +135,13 @@ def merge(inputs: Sequence[Any], name: str = "Merge", attrs: dict[str, Any] | No
     """(output, value_index): the first input that is alive, and its index."""
     op = make_op("Merge", [convert_to_tensor(t) for t in inputs], attrs, name)
     return op.outputs[0], op.outputs[1]
+
+
+def control_trigger(name: str = "ControlTrigger") -> Operation:
+    """An op that runs once all its control inputs (from ``control_dependencies``) arrived, dead or
+    alive, and is never dead itself: ops after it run even when what it waited for was on an
+    untaken branch (TF's ControlTrigger)."""
+    return get_default_graph().create_op("ControlTrigger", [], None, name)
 
 
 def enter(data: Tensor, frame_name: str, is_constant: bool, parallel_iterations: int, name: str = "Enter",
@@ -225,4 +239,4 @@ def _loop_op_grad(op: Operation, *grads: Tensor) -> list:
 
 for _t in ("Exit", "NextIteration"):
     register_gradient(_t)(_loop_op_grad)
-not_differentiable("LoopCond", *ACCUMULATOR_OPS)
+not_differentiable("LoopCond", "ControlTrigger", *ACCUMULATOR_OPS)

@@ -334,9 +334,14 @@ def _select_shape(op: Operation) -> list:
 
 
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
-    """Elementwise choice (numpy broadcasting, as ``tf.where`` in TF2 / ``where_v2``)."""
+    """Elementwise choice (numpy broadcasting, as ``tf.where`` in TF2 / ``where_v2``); with the
+    condition alone, the int64 [n, rank] coordinates of its true elements (graph/ops/masking.py)."""
+    if x is None and y is None:
+        from .masking import where_indices
+
+        return where_indices(condition, name=name)
     if x is None or y is None:
-        raise ValueError("where(condition) without x and y is not supported; pass both x and y")
+        raise ValueError("where needs both x and y, or neither (for the coordinates of the true elements)")
     from ..op_builder import convert_pair
 
     c = convert_to_tensor(condition)

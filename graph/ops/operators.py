@@ -1,4 +1,4 @@
-"""Python operators on Tensors and Variables (+ - * / @ ** unary- < > <= >= [], and & | ^ ~ on bools)."""
+"""Python operators on Tensors and Variables (+ - * / // % @ ** unary- < > <= >= [], and & | ^ ~ on bools)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any, Callable
 from ..core import Tensor
 from ..variables import Variable
 from . import math as M
+from . import rounding as R
 
 
 def _binary(fn: Callable[..., Tensor]) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -21,7 +22,7 @@ def _binary(fn: Callable[..., Tensor]) -> tuple[Callable[..., Any], Callable[...
 
 _BINARY = {
     "add": M.add, "sub": M.subtract, "mul": M.multiply, "truediv": M.divide,
-    "matmul": M.matmul, "pow": M.pow,
+    "matmul": M.matmul, "pow": M.pow, "floordiv": R.floordiv, "mod": R.floormod,
 }
 _COMPARE = {"lt": M.less, "le": M.less_equal, "gt": M.greater, "ge": M.greater_equal}
 

@@ -8,7 +8,7 @@ from .adam import AdamOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .momentum import MomentumOptimizer
 from .learning_rate_decay import (
-    exponential_decay, inverse_time_decay, natural_exp_decay, piecewise_constant, polynomial_decay,
+    cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay, piecewise_constant, polynomial_decay,
 )
 from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer, create_global_step, get_global_step, get_or_create_global_step
@@ -19,4 +19,5 @@ __all__ = [
     "get_global_step", "create_global_step", "get_or_create_global_step", "AdagradOptimizer",
     "AdadeltaOptimizer", "RMSPropOptimizer", "ExponentialMovingAverage", "exponential_decay",
     "inverse_time_decay", "natural_exp_decay", "piecewise_constant", "polynomial_decay",
+    "cosine_decay",
 ]

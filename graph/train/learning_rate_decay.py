@@ -1,5 +1,6 @@
 """Learning-rate schedules of TF1 (``exponential_decay``, ``piecewise_constant``,
-``polynomial_decay``, ``inverse_time_decay``, ``natural_exp_decay``): tensors of the global step.
+``polynomial_decay``, ``inverse_time_decay``, ``natural_exp_decay``, ``cosine_decay``): tensors of
+the global step.
 
 Floors and ceilings of the non-negative step ratio go through an integer cast (truncation),
 which equals floor for the non-negative values a step count gives.
@@ -7,6 +8,7 @@ which equals floor for the non-negative values a step count gives.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from antcolony.errors import GraphError
@@ -17,7 +19,10 @@ from ..op_builder import _is_symbolic, convert_to_tensor
 from ..ops.array import where
 from ..ops.math import cast, exp, greater, less_equal, maximum, minimum, pow
 
-__all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "inverse_time_decay", "natural_exp_decay"]
+__all__ = [
+    "exponential_decay", "piecewise_constant", "polynomial_decay", "inverse_time_decay", "natural_exp_decay",
+    "cosine_decay",
+]
 
 
 def _need_step(global_step: Any, what: str) -> None:
@@ -126,3 +131,20 @@ def polynomial_decay(
             step = minimum(step, steps)
         end = _float(end_learning_rate, lr.dtype)
         return (lr - end) * pow(1.0 - step / steps, _float(power, lr.dtype)) + end
+
+
+def cosine_decay(
+    learning_rate: Any, global_step: Any, decay_steps: Any, alpha: Any = 0.0, name: str | None = None,
+) -> Tensor:
+    """learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * step / decay_steps)) + alpha), the step
+    capped at decay_steps (Loshchilov & Hutter's SGDR without restarts)."""
+    from ..ops.trigonometry import cos
+
+    _need_step(global_step, "cosine_decay")
+    with get_default_graph().name_scope(name or "CosineDecay"):
+        lr = _lr(learning_rate)
+        steps = _float(decay_steps, lr.dtype)
+        step = minimum(_float(global_step, lr.dtype), steps)
+        cosine = 0.5 * (1.0 + cos(math.pi * step / steps))
+        a = _float(alpha, lr.dtype)
+        return lr * ((1.0 - a) * cosine + a)

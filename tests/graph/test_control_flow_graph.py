@@ -23,7 +23,7 @@ def switch_of(t: Tensor) -> Operation:
 
 
 def test_the_control_flow_op_types_are_registered_stateless_and_exported() -> None:
-    assert CONTROL_FLOW_OPS == {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
+    assert CONTROL_FLOW_OPS == {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"}
     assert all(t in OP_DEFS and not OP_DEFS[t].stateful for t in CONTROL_FLOW_OPS)
     assert all(OP_DEFS[t].stateful for t in ("Accumulator", "AccumulatorPush", "AccumulatorPop"))
     assert callable(ac.cond) and callable(ac.while_loop)

@@ -93,6 +93,7 @@ _UNARY = [
     ("Sqrt", ac.sqrt, positive), ("Log", ac.log, positive), ("Rsqrt", ac.rsqrt, positive),
     ("Abs", ac.abs, away_from_zero), ("Reciprocal", ac.reciprocal, away_from_zero),
     ("Relu", ac.nn.relu, away_from_zero), ("Sigmoid", ac.nn.sigmoid, normal), ("Tanh", ac.nn.tanh, normal),
+    ("Sin", ac.sin, normal), ("Cos", ac.cos, normal),
 ]
 
 
@@ -214,6 +215,14 @@ def _array_cases() -> list[Case]:
              (normal(2, 3),)),
         Case("Python operators", ("Add", "Sub", "Mul", "RealDiv", "Neg"), lambda a, b: -(a * b - a / b + 2.0) + b,
              (normal(2, 3), away_from_zero(2, 3))),
+        # x in (0.1, 0.9) * 3 and y in [1.2, 1.4]: no quotient lands near an integer, where FloorMod jumps
+        Case("FloorMod broadcasting", ("FloorMod",), lambda a, b: a % b,
+             (_rng.uniform(0.1, 0.9, (2, 3)) * 3, _rng.uniform(1.2, 1.4, (3,)))),
+        Case("Einsum batched matmul", ("Einsum",), lambda a, b: ac.einsum("bij,bjk->bik", a, b),
+             (normal(2, 3, 4), normal(2, 4, 2))),
+        Case("Einsum summing a letter away", ("Einsum",), lambda a: ac.einsum("ij->i", a), (normal(3, 4),)),
+        Case("Print passes the gradient to its input", ("Print",), lambda a: ac.Print(a, [a], "") * 2.0,
+             (normal(2, 3),)),
     ]
 
 
@@ -242,6 +251,8 @@ CASES: list[Case] = (
 # below, and the control-flow primitives by the cond / while_loop finite-difference tests of
 # tests/actors/test_control_flow.py (they only exist inside those constructs).
 COVERED_ELSEWHERE = {"ReadVariable", "Switch", "Merge", "Enter", "Exit", "NextIteration"}
+# py_func's rule only says how to give one; the given one is checked in tests/compat/test_print_py_func.py.
+COVERED_ELSEWHERE |= {"PyFunc", "PyFuncStateless"}
 
 
 def _as_list(ys: Any) -> list[Any]:

@@ -68,7 +68,16 @@ from antcolony.graph.variable_scope import (
     AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope,
 )
 
-from . import logging, train
+from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
+from antcolony.graph.ops.trigonometry import cos, sin
+from antcolony.graph.ops.masking import boolean_mask
+from antcolony.graph.ops.einsum import einsum
+from antcolony.graph.ops.logging_ops import Print, print_v2 as print
+from antcolony.graph.ops.script_ops import py_func
+from antcolony.graph.gradients import not_differentiable as NotDifferentiable
+from antcolony.graph.gradients import register_gradient as RegisterGradient
+
+from . import logging, summary, train
 
 __all__ = [
     "errors", "RunMetadata", "RunOptions", "InteractiveSession", "Session", "SessionConfig", "dtypes",
@@ -96,4 +105,6 @@ __all__ = [
     "logical_and", "logical_not", "logical_or", "logical_xor", "reduce_all", "reduce_any",
     "reduce_logsumexp", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
     "reduce_prod", "sigmoid", "tanh", "logging", "ConfigProto", "GPUOptions",
+    "floor", "floor_div", "floordiv", "floormod", "mod", "cos", "sin", "boolean_mask", "einsum", "Print",
+    "print", "py_func", "NotDifferentiable", "RegisterGradient", "summary",
 ]

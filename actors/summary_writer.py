@@ -1,0 +1,159 @@
+"""``tf.summary.FileWriter``: TensorBoard event files written by tensorboardX.
+
+tensorboardX's ``EventsWriter`` frames the records (TFRecord with masked CRC32C) and writes the
+``brain.Event:2`` header; this class gives it TF1's interface (summaries as the bytes a summary
+op returns or as protos, ``graph=`` drawn in TensorBoard's graph tab, ``flush`` / ``close``).
+Two choices differ from tensorboardX's own ``FileWriter``:
+
+- Writes are synchronous (buffered; ``flush`` writes and fsyncs): its queue-and-thread writer's
+  ``flush`` does not drain the queue, so events added just before could still be missing, while
+  TF's flush guarantees them.
+- The file is opened by us: tensorboardX opens local paths with ``open(path, "wb")``, which
+  follows a symlink planted at the event file's name and truncates whatever it points at. Its
+  writer-factory hook (``register_writer_factory``: a path ``"<prefix>:<rest>"`` is opened by the
+  factory, as its S3 / GCS support does) routes our files through
+  ``config/exclusive_file.create_new_file`` (``O_EXCL | O_NOFOLLOW``) instead.
+
+Each file name carries the process id and a counter, so two writers in one directory and one
+second never collide (TF's name is ``events.out.tfevents.<time>.<host>``; ours adds them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import time
+from typing import Any
+
+from antcolony.config.exclusive_file import create_new_file
+from antcolony.errors import FailedPreconditionError
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FileWriter"]
+
+_PREFIX = "antcolony-nofollow"
+_COUNTER = itertools.count()
+
+
+class _NoFollowFactory:
+    """tensorboardX's writer-factory protocol: ``open(path)`` and ``directory_check(path)``."""
+
+    @staticmethod
+    def _local(path: str) -> str:
+        return path[len(_PREFIX) + 1:]
+
+    def open(self, path: str) -> Any:
+        return create_new_file(self._local(path))
+
+    def directory_check(self, path: str) -> None:
+        os.makedirs(self._local(path), exist_ok=True)
+
+
+def _tensorboardx() -> Any:
+    try:
+        import tensorboardX.event_file_writer as event_file_writer
+        import tensorboardX.record_writer as record_writer
+        from tensorboardX.proto import event_pb2, graph_pb2, summary_pb2
+    except ImportError:
+        raise FailedPreconditionError(
+            None, None, "tf.summary.FileWriter needs tensorboardX; install it with pip install 'antcolony[summary]'",
+        ) from None
+    if _PREFIX not in record_writer.REGISTERED_FACTORIES:
+        record_writer.register_writer_factory(_PREFIX, _NoFollowFactory())
+    return event_file_writer, event_pb2, graph_pb2, summary_pb2
+
+
+def graph_proto(graph: Any, graph_pb2: Any) -> Any:
+    """The graph as TensorBoard's GraphDef: node names, op types, devices and input edges."""
+    gd = graph_pb2.GraphDef()
+    for op in graph.get_operations():
+        node = gd.node.add(name=op.name, op=op.type, device=op.device or "")
+        node.input.extend(t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}" for t in op.inputs)
+        node.input.extend(f"^{c.name}" for c in op.control_inputs)
+    return gd
+
+
+class FileWriter:
+    """Writes Summary protos (and the graph) to a new event file in ``logdir``, as TF1's FileWriter."""
+
+    def __init__(
+        self, logdir: str | os.PathLike[str], graph: Any = None, max_queue: int = 10, flush_secs: float = 120,
+        filename_suffix: str | None = None, session: Any = None, graph_def: Any = None,
+    ) -> None:
+        # max_queue / flush_secs: accepted for TF's signature; writes are synchronous (see above).
+        self._module, self._event_pb2, self._graph_pb2, self._summary_pb2 = _tensorboardx()
+        self._logdir = os.path.abspath(os.fspath(logdir))
+        self._suffix = filename_suffix or ""
+        self._open()
+        if graph is not None or graph_def is not None:
+            self.add_graph(graph, graph_def=graph_def)
+
+    def _open(self) -> None:
+        os.makedirs(self._logdir, exist_ok=True)
+        suffix = f".{os.getpid()}.{next(_COUNTER)}{self._suffix}"
+        self._writer = self._module.EventsWriter(f"{_PREFIX}:{os.path.join(self._logdir, 'events')}", suffix)
+        self._closed = False
+        logger.debug("writing a new event file in %s", self._logdir)
+
+    def get_logdir(self) -> str:
+        return self._logdir
+
+    def _summary(self, summary: Any) -> Any:
+        if isinstance(summary, self._summary_pb2.Summary):
+            return summary
+        raw = summary
+        if hasattr(raw, "dtype") and getattr(raw, "shape", None) == ():
+            raw = raw[()]
+        if not isinstance(raw, (bytes, bytearray)):
+            raise TypeError(
+                f"add_summary needs a Summary proto or the bytes a summary op returns, got {type(summary).__name__}"
+            )
+        return self._summary_pb2.Summary.FromString(bytes(raw))
+
+    def _write(self, event: Any, global_step: int | None) -> None:
+        self._check_open()
+        event.wall_time = time.time()
+        if global_step is not None:
+            event.step = int(global_step)
+        self._writer.write_event(event)
+
+    def add_summary(self, summary: Any, global_step: int | None = None) -> None:
+        """Append ``summary`` (serialized bytes or a Summary proto) at ``global_step``."""
+        self._write(self._event_pb2.Event(summary=self._summary(summary)), global_step)
+
+    def add_graph(self, graph: Any, global_step: int | None = None, graph_def: Any = None) -> None:
+        if graph is None:
+            raise ValueError("add_graph needs a graph (graph_def alone is not supported: pass the Graph)")
+        event = self._event_pb2.Event(graph_def=graph_proto(graph, self._graph_pb2).SerializeToString())
+        self._write(event, global_step)
+
+    def add_event(self, event: Any) -> None:
+        self._write(event, None)
+
+    def flush(self) -> None:
+        """Write every event added so far to the file and fsync it."""
+        if not self._closed:
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the file; adding afterwards is an error until reopen()."""
+        if not self._closed:
+            self._writer.close()
+            self._closed = True
+
+    def reopen(self) -> None:
+        """After close(): continue in a new event file in the same directory."""
+        if self._closed:
+            self._open()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"this FileWriter for {self._logdir} is closed; call reopen() to write again")
+
+    def __enter__(self) -> FileWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
