@@ -22,6 +22,7 @@ NAMESPACE = "antcolony"
 SIM_GPU_PREFIX = "sim_gpu_"  # a node resource per simulated GPU: {"sim_gpu_0": 1}
 SIM_GPU_MIB = "sim_gpu_mib"  # a node resource giving the memory (MiB) of each of its simulated GPUs
 CLUSTER_DIR_ENV = "ANTCOLONY_CLUSTER_DIR"
+SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def require_ray() -> ModuleType:
@@ -38,6 +39,17 @@ def require_ray() -> ModuleType:
     return ray
 
 
+def loopback_only() -> None:
+    """Keep a one-machine Ray on 127.0.0.1. Without this, Ray binds its gRPC servers to all
+    interfaces and rewrites a loopback address to the machine's outward one before connecting;
+    this setting (Ray's switch for single-machine clusters, read when ray is imported and by the
+    processes it starts) makes it bind and connect on loopback only. Call before importing ray."""
+    if "ray" in sys.modules and os.environ.get(SINGLE_MACHINE_ENV) != "0":
+        logger.warning("ray was imported before %s=0 was set: its servers may listen on every interface; "
+                       "set it in the environment first", SINGLE_MACHINE_ENV)
+    os.environ.setdefault(SINGLE_MACHINE_ENV, "0")
+
+
 def _is_loopback(address: str) -> bool:
     host = address.rsplit(":", 1)[0].strip("[]")
     if host == "localhost":
@@ -51,10 +63,8 @@ def _is_loopback(address: str) -> bool:
 def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num_cpus: int | None = None) -> Any:
     """Connect this process to Ray: to ``address`` ("auto": the cluster ``ray start`` left on this
     machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs."""
-    if address is not None and _is_loopback(address) and "ray" not in sys.modules:
-        # Ray rewrites a loopback address to the machine's outward address before connecting,
-        # unless told this is a single-machine setup; a loopback cluster must stay on loopback.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if address is None or _is_loopback(address):
+        loopback_only()
     ray = require_ray()
     if ray.is_initialized():
         return ray
