@@ -15,8 +15,12 @@ Rules, per GPU:
   below ``min_perf`` suspended) and the level that hurt becomes its ceiling; when the guaranteed
   job also falls back to host memory, the opportunistic jobs are shrunk (memory halved).
 - After ``calm_polls`` fresh samples with every guaranteed job within its threshold, each
-  throttled opportunistic job is raised by ``perf_step`` (resumed from 0), never to its ceiling.
-  A ceiling is forgotten when the GPU's set of guaranteed jobs changes.
+  throttled opportunistic job is raised by ``perf_step`` (resumed from 0, at ``min_perf`` at
+  least), never to its ceiling. A ceiling is forgotten when the GPU's set of guaranteed jobs
+  changes. After each throttle or raise the job is left alone for ``settle_polls`` samples: the
+  step times in status files are means over recent steps and show a change only later.
+- The baseline only ever falls (to the fastest mean seen): a job learnt while warming up is
+  then held to what it showed it can do.
 
 Opportunistic jobs are suspended and resumed, never killed. Every change is a ``Decision`` with
 its reason, for the coordinator's log and ``antcolony cluster status``.
@@ -42,6 +46,7 @@ class PolicySettings:
     calm_polls: int = 3
     perf_step: int = 20
     min_perf: int = 10
+    settle_polls: int = 3
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,7 @@ class JobState:
     calm: int = 0
     ceiling: int = 101
     fallbacks: int = 0
+    hold: int = 0
     guaranteed_set: frozenset[str] = frozenset()
 
 
@@ -132,6 +138,9 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
                 learning.append(j.job_id)
         elif fresh:
             assert j.step_us is not None
+            # The samples are means over the job's last steps: a faster one means the baseline,
+            # learnt early, was too slow; hold the job to the fastest seen.
+            st = replace(st, baseline_us=min(st.baseline_us, float(j.step_us)))
             if j.step_us > st.baseline_us * (1 + s.degrade_threshold):
                 degraded.append(f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
                                 f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(st.baseline_us)}")
@@ -194,6 +203,9 @@ def _pace(st: JobState, j: JobView, learning: list[str], degraded: list[str], me
             return st, ""
         return replace(st, perf=0, calm=0), (f"suspended while the baseline step time of guaranteed job "
                                              f"{', '.join(learning)} is measured")
+    if st.hold > 0 and (degraded or memory_short or fresh_ok):
+        # A change shows in the guaranteed job's step-time means only some samples later.
+        return replace(st, hold=st.hold - 1), ""
     if degraded or memory_short:
         perf = st.perf // 2 if degraded else st.perf
         perf = 0 if perf < s.min_perf else perf
@@ -204,16 +216,19 @@ def _pace(st: JobState, j: JobView, learning: list[str], degraded: list[str], me
             what.append("suspended" if perf == 0 else f"throttled {st.perf} -> {perf}")
         if mem != st.mem:
             what.append(f"shrunk {st.mem / MiB:.1f} -> {mem / MiB:.1f} MiB")
-        st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling)
+        st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, hold=s.settle_polls)
         return st, (", ".join(what) + ": " + "; ".join(degraded + memory_short)) if what else ""
     if not fresh_ok:
         return st, ""
     calm = st.calm + 1
     if calm < s.calm_polls or st.perf >= j.asked_perf:
         return replace(st, calm=calm), ""
-    perf = min(j.asked_perf, max(s.min_perf, st.perf + s.perf_step))
-    if perf >= st.ceiling:
+    # Never back to a level that hurt; a suspended job is always resumed, at min_perf at least.
+    perf = min(j.asked_perf, st.perf + s.perf_step, st.ceiling - 1)
+    if st.perf == 0:
+        perf = max(perf, s.min_perf)
+    if perf <= st.perf:
         return replace(st, calm=calm), ""
     verb = "resumed at" if st.perf == 0 else f"raised {st.perf} ->"
-    return replace(st, perf=perf, calm=0), (f"{verb} {perf}: guaranteed jobs within "
+    return replace(st, perf=perf, calm=0, hold=s.settle_polls), (f"{verb} {perf}: guaranteed jobs within "
                                             f"{1 + s.degrade_threshold:.2f} x baseline for {calm} samples")
