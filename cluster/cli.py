@@ -62,6 +62,8 @@ def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
         gpus = ", ".join(f"{name} {_mib(mem)}" for name, mem in node.get("gpus", {}).items()) or "no GPU"
         state = "alive" if node.get("alive") else "GONE (its jobs went with it)"
         lines.append(f"node {node['node_id'][:12]} {node.get('address', '')} {state}: {gpus}")
+        if node.get("error"):
+            lines.append(f"  {node['error']}")
         for job in node.get("jobs", []):
             st, cfg = job.get("status", {}), job.get("config", {})
             step = st.get("miniBatchDuration")

@@ -95,11 +95,15 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
     jobs (asked and reached limits, perfControl, step time, host fallbacks) and decisions."""
     ray = require_ray()
     handles, nodes = _coordinators(ray)
-    reports = ray.get([h.report.remote() for h in handles if h is not None], timeout=timeout)
-    it = iter(reports)
+    refs = [h.report.remote() if h is not None else None for h in handles]
     out = []
-    for handle, node in zip(handles, nodes):
-        report = next(it) if handle is not None else {"jobs": [], "decisions": []}
+    for ref, node in zip(refs, nodes):
+        report: dict[str, Any] = {"jobs": [], "decisions": []}
+        if ref is not None:
+            try:
+                report = ray.get(ref, timeout=timeout)
+            except Exception as exc:  # noqa: BLE001 - one node's coordinator down must not hide the others
+                report["error"] = f"its coordinator did not answer ({type(exc).__name__}); it restarts by itself"
         out.append({**report, "node_id": node["NodeID"], "alive": bool(node.get("Alive")),
                     "address": node.get("NodeManagerAddress"), "gpus": node_sim_gpus(node)})
     return out

@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import os
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -65,9 +66,13 @@ class Coordinator:
         self.status: dict[str, dict[str, Any]] = {}
         self.state = PolicyState()
         self.decisions: deque[dict[str, Any]] = deque(maxlen=1000)
-        self._task: asyncio.Task[None] | None = None
         self._polls = 0
+        # One lock for the node's state: the polling thread and the actor's methods (run in
+        # worker threads through asyncio.to_thread, so the actor's event loop never waits on files).
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
         self._rebuild()
+        threading.Thread(target=self._poll, name="antcolony-coordinator-poll", daemon=True).start()
 
     # --- files -------------------------------------------------------------------------------
 
@@ -130,23 +135,30 @@ class Coordinator:
             (self._job_dir(job_id) / "spec.json").unlink(missing_ok=True)
             self._log(Decision(job_id, 0, 0, f"left: {reason}"))
 
-    async def _poll(self) -> None:
-        while True:
+    def _poll(self) -> None:
+        """The polling thread: started with the actor, so a restarted coordinator governs the
+        jobs it adopted at once."""
+        while not self._closed.wait(self.poll_interval):
             try:
-                await asyncio.to_thread(self._step)
+                with self._lock:
+                    self._step()
             except Exception:  # a bad poll must not end the node's coordination
                 logger.exception("node %s: coordinator poll failed", self.node_id[:8])
-            await asyncio.sleep(self.poll_interval)
 
-    def _ensure_polling(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._poll())
+    async def _locked(self, fn: Any, *args: Any) -> Any:
+        def call() -> Any:
+            with self._lock:
+                return fn(*args)
+
+        return await asyncio.to_thread(call)
 
     # --- the actor's methods -------------------------------------------------------------------
 
     async def register(self, spec: dict[str, Any]) -> dict[str, str]:
         """A job started on this node: write its first config; return its environment."""
-        self._ensure_polling()
+        return await self._locked(self._register, spec)
+
+    def _register(self, spec: dict[str, Any]) -> dict[str, str]:
         gpu = spec["gpu"]
         if gpu not in self.gpus:
             raise ValueError(f"node {self.node_id[:8]} has no GPU {gpu!r} (it has {sorted(self.gpus)})")
@@ -156,7 +168,7 @@ class Coordinator:
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_file_atomic(job_dir / "spec.json", json.dumps(spec))
         self.jobs[spec["job_id"]] = spec
-        await asyncio.to_thread(self._step)
+        self._step()
         return {
             "GPU_CONFIG_FILE": str(job_dir / "config.json"),
             "GPU_STATUS_FILE": str(job_dir / "status.json"),
@@ -170,7 +182,7 @@ class Coordinator:
         }
 
     async def finished(self, job_id: str, code: int) -> None:
-        self._forget(job_id, f"its script ended with exit code {code}")
+        await self._locked(self._forget, job_id, f"its script ended with exit code {code}")
 
     async def stop(self, job_id: str) -> bool:
         """Kill the job's actor (its process); False when this node has no such job."""
@@ -180,12 +192,14 @@ class Coordinator:
         try:
             ray.kill(ray.get_actor(job_actor_name(job_id)))
         except ValueError:
-            pass  # the actor is already gone; its process check below forgets it
-        self._forget(job_id, "stopped by antcolony cluster stop")
+            pass  # the actor is already gone
+        await self._locked(self._forget, job_id, "stopped by antcolony cluster stop")
         return True
 
     async def report(self) -> dict[str, Any]:
-        self._ensure_polling()
+        return await self._locked(self._report)
+
+    def _report(self) -> dict[str, Any]:
         jobs = []
         for job_id, spec in self.jobs.items():
             st = self.state.jobs.get(job_id)

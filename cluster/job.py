@@ -45,8 +45,11 @@ class JobActor:
         coordinator = ensure_coordinator(node_id)
         spec = {**asdict(self.spec), "pid": os.getpid(), "node_id": node_id}
         os.environ.update(ray.get(coordinator.register.remote(spec)))
-        code = _run_script(self.spec.script, self.spec.args)
-        ray.get(coordinator.finished.remote(self.spec.job_id, code))
+        code = 1  # the script raised: the exception reaches the submitter, the share is freed
+        try:
+            code = _run_script(self.spec.script, self.spec.args)
+        finally:
+            ray.get(coordinator.finished.remote(self.spec.job_id, code))
         return code
 
     def pid(self) -> int:

@@ -61,6 +61,8 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
                               "hostFallbacks": 3}}],
          "decisions": [{"t": 0.0, "job": "o", "perfControl": 0, "maxDeviceMem": 48 << 20, "reason": "suspended: x"}]},
         {"node_id": "b" * 56, "address": "127.0.0.1", "alive": False, "gpus": {}, "jobs": [], "decisions": []},
+        {"node_id": "c" * 56, "address": "127.0.0.1", "alive": True, "gpus": {}, "jobs": [], "decisions": [],
+         "error": "its coordinator did not answer (GetTimeoutError); it restarts by itself"},
     ]
     text = format_cluster(nodes)
     job = next(line for line in text.splitlines() if "g1" in line)
@@ -69,3 +71,4 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
         assert part in job, (part, job)
     assert "o: perfControl 0, maxDeviceMem 48.0M: suspended: x" in text
     assert "node bbbbbbbbbbbb 127.0.0.1 GONE (its jobs went with it)" in text
+    assert "node cccccccccccc 127.0.0.1 alive: no GPU\n  its coordinator did not answer (GetTimeoutError)" in text

@@ -23,7 +23,7 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 from antcolony.__main__ import main  # noqa: E402
 from antcolony.cluster import client  # noqa: E402
-from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, NAMESPACE  # noqa: E402
+from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, NAMESPACE, coordinator_name  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -166,7 +166,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_guaranteed_arrival_suspends_then_resumes_the_opportunistic_job(cluster: dict[str, Any], jobs: Jobs) -> None:
+def test_guaranteed_arrival_suspends_then_resumes_the_opportunistic_job_and_a_restarted_coordinator_adopts_jobs(
+        cluster: dict[str, Any], jobs: Jobs) -> None:
     o = jobs.submit("o2", "opportunistic", 100, gpu="sim_gpu_1")
     wait_for("o2 stepping", lambda: jobs.stepping(o), timeout=40)
     assert jobs.config(o) == {"mem": 100 * MiB, "perf": 100}  # alone on its GPU: as asked
@@ -191,6 +192,18 @@ def test_guaranteed_arrival_suspends_then_resumes_the_opportunistic_job(cluster:
     assert "o2: perfControl 0, maxDeviceMem 64.0M: suspended while the baseline step time of guaranteed job g4" in text
     assert "o2: perfControl 10" in text or "o2: perfControl 20" in text, text
     print("\n".join(line for line in text.splitlines() if "throttled" in line or "o2:" in line))
+
+    # A coordinator that dies and restarts rebuilds its jobs from their files and governs them.
+    ray.kill(ray.get_actor(coordinator_name(spec["node_id"])), no_restart=False)
+    adopted = wait_for("the restarted coordinator adopting o2 and g4", lambda: _adopted(spec["node_id"]), timeout=30)
+    assert adopted == {"o2", "g4"}
+    wait_for("o2 governed again (suspended for g4's new baseline)", lambda: jobs.config(o).get("perf") == 0, timeout=10)
+
+
+def _adopted(node_id: str) -> set[str]:
+    nodes = client.cluster_status(timeout=5)
+    node = next(n for n in nodes if n["node_id"] == node_id)
+    return {d["job"] for d in node["decisions"] if "adopted by a restarted coordinator" in d["reason"]}
 
 
 def _baseline(job_id: str) -> float | None:
