@@ -9,7 +9,9 @@ Rules, per GPU:
   their own ask). With no guaranteed job on their GPU they run as asked.
 - A guaranteed job's *baseline* step time is learnt first: until ``baseline_samples`` fresh
   status samples agree (``_baseline``), opportunistic jobs on its GPU are suspended
-  (perfControl 0, memory kept), so the baseline is its step time without them.
+  (perfControl 0, memory kept), so the baseline is its step time without them; for at most
+  ``baseline_wait_polls`` polls (a job that never reports a steady step time cannot hold the
+  others suspended for ever).
 - When a guaranteed job's step time (``miniBatchDuration``) exceeds its baseline by more than
   ``degrade_threshold``, every opportunistic job on its GPU is throttled (perfControl halved,
   below ``min_perf`` suspended) and the level that hurt becomes its ceiling; when the guaranteed
@@ -47,6 +49,7 @@ class PolicySettings:
     perf_step: int = 20
     min_perf: int = 10
     settle_polls: int = 3
+    baseline_wait_polls: int = 40
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class JobState:
     ceiling: int = 101
     fallbacks: int = 0
     hold: int = 0
+    waited: int = 0
     guaranteed_set: frozenset[str] = frozenset()
 
 
@@ -118,6 +122,7 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
     g_ids = frozenset(j.job_id for j in guaranteed)
     # Guaranteed jobs: what they ask; learn the baseline; judge the newest sample.
     learning: list[str] = []
+    unjudged: list[str] = []
     degraded: list[str] = []
     memory_short: list[str] = []
     fresh_ok = 0
@@ -132,10 +137,13 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             if fresh:
                 st = replace(st, samples=st.samples + (float(j.step_us),))  # type: ignore[arg-type]
             baseline = _baseline(st.samples, s)
+            st = replace(st, waited=st.waited + 1)
             if baseline is not None:
                 st = replace(st, baseline_us=baseline)
-            else:
+            elif st.waited < s.baseline_wait_polls:
                 learning.append(j.job_id)
+            else:
+                unjudged.append(j.job_id)
         elif fresh:
             assert j.step_us is not None
             # The samples are means over the job's last steps: a faster one means the baseline,
@@ -176,7 +184,7 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             elif st.mem > fair_mem:
                 st = replace(st, mem=fair_mem)
                 reason = f"memory follows what guaranteed jobs leave ({left / MiB:.1f} MiB)"
-        st, why = _pace(st, j, learning, degraded, memory_short, fresh_ok, s)
+        st, why = _pace(st, j, learning, unjudged, degraded, memory_short, fresh_ok, s)
         reason = why or reason
         if old is None or (old.mem, old.perf) != (st.mem, st.perf):
             out.append(Decision(j.job_id, st.mem, st.perf, reason or "config restated"))
@@ -195,8 +203,8 @@ def _baseline(samples: tuple[float, ...], s: PolicySettings) -> float | None:
     return last[0] if len(samples) >= 4 * s.baseline_samples else None
 
 
-def _pace(st: JobState, j: JobView, learning: list[str], degraded: list[str], memory_short: list[str],
-          fresh_ok: int, s: PolicySettings) -> tuple[JobState, str]:
+def _pace(st: JobState, j: JobView, learning: list[str], unjudged: list[str], degraded: list[str],
+          memory_short: list[str], fresh_ok: int, s: PolicySettings) -> tuple[JobState, str]:
     """The opportunistic job's perfControl (and memory, under pressure) for this poll."""
     if learning:
         if st.perf == 0:
@@ -218,7 +226,7 @@ def _pace(st: JobState, j: JobView, learning: list[str], degraded: list[str], me
             what.append(f"shrunk {st.mem / MiB:.1f} -> {mem / MiB:.1f} MiB")
         st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, hold=s.settle_polls)
         return st, (", ".join(what) + ": " + "; ".join(degraded + memory_short)) if what else ""
-    if not fresh_ok:
+    if not fresh_ok and not unjudged:
         return st, ""
     calm = st.calm + 1
     if calm < s.calm_polls or st.perf >= j.asked_perf:
@@ -230,5 +238,7 @@ def _pace(st: JobState, j: JobView, learning: list[str], degraded: list[str], me
     if perf <= st.perf:
         return replace(st, calm=calm), ""
     verb = "resumed at" if st.perf == 0 else f"raised {st.perf} ->"
-    return replace(st, perf=perf, calm=0, hold=s.settle_polls), (f"{verb} {perf}: guaranteed jobs within "
-                                            f"{1 + s.degrade_threshold:.2f} x baseline for {calm} samples")
+    why = (f"guaranteed jobs within {1 + s.degrade_threshold:.2f} x baseline for {calm} samples" if fresh_ok else
+           f"guaranteed job {', '.join(unjudged)} showed no steady step time in {s.baseline_wait_polls} polls: "
+           "not waiting for it")
+    return replace(st, perf=perf, calm=0, hold=s.settle_polls), f"{verb} {perf}: {why}"

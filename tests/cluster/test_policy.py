@@ -105,3 +105,14 @@ def test_a_departed_guaranteed_job_gives_its_share_back() -> None:
 def test_jobs_on_another_gpu_are_left_alone() -> None:
     state, [_, second] = run([[o("O1", "sim_gpu_1")], [o("O1", "sim_gpu_1"), g(None, 0)]])
     assert "O1" not in second
+
+
+def test_a_guaranteed_job_without_steady_step_times_does_not_hold_others_suspended_for_ever() -> None:
+    settings = replace(S, baseline_wait_polls=5)
+    state, decisions = PolicyState(), []
+    for i in range(9):  # step times that never agree: no baseline
+        state, d = decide(CAP, [o(), g(30_000 * (1 + i % 2), i + 1)], state, settings)
+        decisions += [x for x in d if x.job_id == "O"]
+    assert state.jobs["G"].baseline_us is None
+    assert [x.perf for x in decisions] == [0, 20, 40]
+    assert decisions[1].reason.startswith("resumed at 20: guaranteed job G showed no steady step time in 5 polls")
