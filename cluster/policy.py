@@ -218,14 +218,16 @@ def _pace(st: JobState, j: JobView, learning: list[str], unjudged: list[str], de
         perf = st.perf // 2 if degraded else st.perf
         perf = 0 if perf < s.min_perf else perf
         mem = st.mem // 2 if memory_short else st.mem
-        ceiling = min(st.ceiling, st.perf) if degraded else st.ceiling
+        ceiling = min(st.ceiling, st.perf) if degraded else st.ceiling  # the level that hurt
         what = []
         if perf != st.perf:
             what.append("suspended" if perf == 0 else f"throttled {st.perf} -> {perf}")
         if mem != st.mem:
             what.append(f"shrunk {st.mem / MiB:.1f} -> {mem / MiB:.1f} MiB")
+        if not what:  # already suspended: it did not cause this, nothing left to take
+            return replace(st, calm=0), ""
         st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, hold=s.settle_polls)
-        return st, (", ".join(what) + ": " + "; ".join(degraded + memory_short)) if what else ""
+        return st, ", ".join(what) + ": " + "; ".join(degraded + memory_short)
     if not fresh_ok and not unjudged:
         return st, ""
     calm = st.calm + 1

@@ -116,3 +116,11 @@ def test_a_guaranteed_job_without_steady_step_times_does_not_hold_others_suspend
     assert state.jobs["G"].baseline_us is None
     assert [x.perf for x in decisions] == [0, 20, 40]
     assert decisions[1].reason.startswith("resumed at 20: guaranteed job G showed no steady step time in 5 polls")
+
+
+def test_a_slowdown_while_the_opportunistic_job_is_suspended_does_not_hold_it_down_later() -> None:
+    state, seq = _baselined()
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=0)})
+    state, history = run([[o(), g(45_000, seq)]] + [[o(), g(30_000, seq + i)] for i in range(1, 3)], state)
+    assert history[0] == {}  # nothing left to throttle
+    assert [h["O"].perf for h in history if "O" in h] == [20]
