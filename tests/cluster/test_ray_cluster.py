@@ -54,7 +54,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         c.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={"sim_gpu_1": 1, "sim_gpu_mib": GPU_MIB})
         c.wait_for_nodes()
         ray.init(address=c.address, namespace=NAMESPACE, log_to_driver=False)
-        yield {"root": root, "address": c.address}
+        yield {"root": root, "address": c.address, "cluster": c}
     finally:
         ray.shutdown()
         c.shutdown()
@@ -212,3 +212,22 @@ def _baseline(job_id: str) -> float | None:
             if job["job_id"] == job_id and job.get("baseline_us"):
                 return float(job["baseline_us"])
     return None
+
+
+def test_a_node_leaving_takes_its_jobs_and_cluster_status_says_so(cluster: dict[str, Any], jobs: Jobs) -> None:
+    # a third node, with no CPU (the cluster keeps 2), holding one more simulated GPU
+    node = cluster["cluster"].add_node(num_cpus=0, node_ip_address="127.0.0.1",
+                                       resources={"sim_gpu_2": 1, "sim_gpu_mib": GPU_MIB})
+    o = jobs.submit("o3", "opportunistic", 32, gpu="sim_gpu_2")
+    wait_for("o3 stepping", lambda: jobs.stepping(o), timeout=40)
+    pid = json.loads((jobs.dir(o) / "spec.json").read_text())["pid"]
+    cluster["cluster"].remove_node(node)
+    wait_for("o3's process gone with its node", lambda: not _alive(pid), timeout=20)
+
+    def gone() -> str | None:
+        code, text = cli("cluster", "status", "--address", cluster["address"])
+        line = next((ln for ln in text.splitlines() if ln.startswith(f"node {node.node_id[:12]}")), "")
+        return text if "GONE (its jobs went with it)" in line else None
+
+    text = wait_for("the node shown gone", gone, timeout=40)
+    assert "o3 " not in text
