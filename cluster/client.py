@@ -68,7 +68,7 @@ def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf:
     ray = require_ray()
     gpu, share = _choose_gpu(ray, gpu, gpu_memory, priority)
     job_id = job_id or f"{Path(script).stem}-{uuid.uuid4().hex[:6]}"
-    spec = JobSpec(job_id, os.path.abspath(script), list(args or []), gpu, gpu_memory, perf, priority)
+    spec = JobSpec(job_id, os.path.abspath(script), list(args or []), gpu, gpu_memory, perf, priority, detach)
     options: dict[str, Any] = {"name": job_actor_name(job_id), "num_cpus": 0, "resources": {gpu: share}}
     if detach:
         options["lifetime"] = "detached"

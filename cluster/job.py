@@ -4,7 +4,9 @@ The actor asks its node's coordinator to register it (the coordinator writes the
 config file and says where its files are), puts those paths in its process environment, so the
 script's antcolony sessions follow them as any AntMan job follows GPU_CONFIG_FILE and
 GPU_STATUS_FILE, and runs the script as ``antcolony run`` would. Killing the actor kills the job's
-process; the simulated GPU's ledger then reclaims its memory and Ray its resource share.
+process; the simulated GPU's ledger then reclaims its memory and Ray its resource share. A
+detached job's actor ends with its script; otherwise the submitter, which waits for the exit
+code, ends it (the CLI by exiting).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class JobSpec:
     gpu_memory: int = 0
     perf: int = 100
     priority: str = GUARANTEED
+    detach: bool = False  # nobody waits for the exit code: the actor ends with its script
 
 
 class JobActor:
@@ -50,6 +53,9 @@ class JobActor:
             code = _run_script(self.spec.script, self.spec.args)
         finally:
             ray.get(coordinator.finished.remote(self.spec.job_id, code))
+            if self.spec.detach:
+                # A detached actor would outlive its script and hold its GPU share for ever.
+                ray.actor.exit_actor()
         return code
 
     def pid(self) -> int:

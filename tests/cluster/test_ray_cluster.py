@@ -70,10 +70,11 @@ class Jobs:
     def __init__(self, root: Path, tmp: Path) -> None:
         self.root, self.tmp, self.ids, self.refs = root, tmp, [], {}
 
-    def submit(self, name: str, priority: str, mib: int, gpu: str | None = None) -> str:
+    def submit(self, name: str, priority: str, mib: int, gpu: str | None = None, detach: bool = False) -> str:
         args = ["--width", "128", "--batch", "128", "--sim-gpu-memory-mib", str(GPU_MIB), "--every", "5",
                 "--stop", str(self.tmp / f"{name}.stop")]
-        job_id, ref = client.submit(JOB, args, gpu_memory=mib * MiB, priority=priority, gpu=gpu, job_id=name)
+        job_id, ref = client.submit(JOB, args, gpu_memory=mib * MiB, priority=priority, gpu=gpu, job_id=name,
+                                    detach=detach)
         self.ids.append(job_id)
         self.refs[job_id] = ref
         return job_id
@@ -214,10 +215,16 @@ def _baseline(job_id: str) -> float | None:
     return None
 
 
-def test_a_node_leaving_takes_its_jobs_and_cluster_status_says_so(cluster: dict[str, Any], jobs: Jobs) -> None:
+def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluster: dict[str, Any], jobs: Jobs) -> None:
     # a third node, with no CPU (the cluster keeps 2), holding one more simulated GPU
     node = cluster["cluster"].add_node(num_cpus=0, node_ip_address="127.0.0.1",
                                        resources={"sim_gpu_2": 1, "sim_gpu_mib": GPU_MIB})
+    # a detached job's actor ends with its script, giving its share back
+    d = jobs.submit("d1", "guaranteed", GPU_MIB, gpu="sim_gpu_2", detach=True)
+    wait_for("d1 stepping", lambda: jobs.stepping(d), timeout=40)
+    assert ray.available_resources().get("sim_gpu_2", 0.0) == 0.0
+    (jobs.tmp / "d1.stop").touch()
+    wait_for("d1's share back", lambda: ray.available_resources().get("sim_gpu_2") == 1.0, timeout=20)
     o = jobs.submit("o3", "opportunistic", 32, gpu="sim_gpu_2")
     wait_for("o3 stepping", lambda: jobs.stepping(o), timeout=40)
     pid = json.loads((jobs.dir(o) / "spec.json").read_text())["pid"]
