@@ -1,4 +1,5 @@
-"""The ``antcolony`` command line: ``antcolony run SCRIPT [ARGS...]``."""
+"""The ``antcolony`` command line: ``antcolony run SCRIPT [ARGS...]``, ``config check``, ``status``,
+``submit`` and ``cluster status|stop``."""
 
 from __future__ import annotations
 
@@ -70,19 +71,27 @@ def build_parser() -> argparse.ArgumentParser:
     from antcolony import cli_config  # `config check FILE` and `status FILE`
 
     cli_config.add_parsers(sub)
+    from antcolony.cluster import cli as cluster_cli  # `submit` and `cluster status|stop`; Ray only when run
+
+    cluster_cli.add_parsers(sub)
     return parser
 
 
 def _split_script_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """Split ``run [OPTIONS] SCRIPT ARGS...`` after SCRIPT, so ARGS reach the script verbatim
+    """Split ``run|submit [OPTIONS] SCRIPT ARGS...`` after SCRIPT, so ARGS reach the script verbatim
     (argparse.REMAINDER would drop a leading ``--``). ``run``'s options take no values."""
-    if not argv or argv[0] != "run":
+    if not argv or argv[0] not in ("run", "submit"):
         return argv, None
-    for i in range(1, len(argv)):
+    from antcolony.cluster.cli import SUBMIT_VALUE_OPTIONS
+
+    takes_value = SUBMIT_VALUE_OPTIONS if argv[0] == "submit" else frozenset()
+    i = 1
+    while i < len(argv):
         if argv[i] == "--":
             return argv[:i + 2], argv[i + 2:]
         if not argv[i].startswith("-") or argv[i] == "-":
             return argv[:i + 1], argv[i + 1:]
+        i += 2 if argv[i] in takes_value else 1
     return argv, None
 
 

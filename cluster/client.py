@@ -1,0 +1,123 @@
+"""The driver's side: submit a job, read the cluster's state, stop a job.
+
+Placement is Ray's: a job asks ``{<sim GPU resource>: fraction}``, where a guaranteed job's
+fraction is the share of the GPU's memory it asks (so guaranteed jobs never over-commit a GPU,
+and one that does not fit waits until a share is freed) and an opportunistic job asks a token
+``OPPORTUNISTIC_SHARE`` (it uses what is left and is squeezed by the coordinator when needed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from antcolony.errors import ConfigError
+
+from .job import GUARANTEED, OPPORTUNISTIC, JobActor, JobSpec
+from .ray_support import coordinator_name, job_actor_name, node_sim_gpus, require_ray
+
+logger = logging.getLogger(__name__)
+
+OPPORTUNISTIC_SHARE = 0.01
+
+
+def _gpus(ray: Any) -> dict[str, int]:
+    """Every simulated GPU resource name in the cluster and its memory (largest where they differ)."""
+    gpus: dict[str, int] = {}
+    for node in ray.nodes():
+        if node.get("Alive"):
+            for name, mem in node_sim_gpus(node).items():
+                gpus[name] = max(gpus.get(name, 0), mem)
+    return gpus
+
+
+def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tuple[str, float]:
+    gpus = _gpus(ray)
+    if not gpus:
+        raise ConfigError(
+            "the Ray cluster has no simulated GPU: start its nodes with resources such as "
+            "'{\"sim_gpu_0\": 1, \"sim_gpu_mib\": 1024}' (real GPUs through num_gpus are not supported yet)")
+    if gpu is not None and gpu not in gpus:
+        raise ConfigError(f"--gpu {gpu}: the cluster has no such GPU; it has {', '.join(sorted(gpus))}")
+    if gpu is None:
+        available = ray.available_resources()
+        gpu = max(sorted(gpus), key=lambda name: available.get(name, 0.0))
+    if priority == OPPORTUNISTIC:
+        return gpu, OPPORTUNISTIC_SHARE
+    if gpu_memory <= 0 or gpu_memory > gpus[gpu]:
+        raise ConfigError(f"--gpu-memory {gpu_memory} bytes: a guaranteed job asks between 1 byte and its GPU's "
+                          f"{gpus[gpu]} bytes ({gpu})")
+    return gpu, round(gpu_memory / gpus[gpu], 4)
+
+
+def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf: int = 100,
+           priority: str = GUARANTEED, gpu: str | None = None, job_id: str | None = None,
+           detach: bool = False) -> tuple[str, Any]:
+    """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code.
+    The caller must be connected (``ray_support.connect``)."""
+    if priority not in (GUARANTEED, OPPORTUNISTIC):
+        raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
+    if not 0 <= perf <= 100:
+        raise ConfigError(f"--perf {perf}: perfControl is a percentage, 0..100")
+    if not os.path.isfile(script):
+        raise ConfigError(f"{script}: no such file; give the path of a Python script")
+    ray = require_ray()
+    gpu, share = _choose_gpu(ray, gpu, gpu_memory, priority)
+    job_id = job_id or f"{Path(script).stem}-{uuid.uuid4().hex[:6]}"
+    spec = JobSpec(job_id, os.path.abspath(script), list(args or []), gpu, gpu_memory, perf, priority, detach)
+    options: dict[str, Any] = {"name": job_actor_name(job_id), "num_cpus": 0, "resources": {gpu: share}}
+    if detach:
+        options["lifetime"] = "detached"
+    actor = ray.remote(JobActor).options(**options).remote(asdict(spec))
+    logger.info("submitted job %s: %s on %s (share %.2f), %s", job_id, script, gpu, share, priority)
+    return job_id, actor.run.remote()
+
+
+def _coordinators(ray: Any) -> tuple[list[Any], list[dict[str, Any]]]:
+    """(coordinator handle or None, node) for every node the cluster has known."""
+    handles, nodes = [], []
+    for node in ray.nodes():
+        try:
+            handle = ray.get_actor(coordinator_name(node["NodeID"])) if node.get("Alive") else None
+        except ValueError:
+            handle = None  # no job ever ran there
+        handles.append(handle)
+        nodes.append(node)
+    return handles, nodes
+
+
+def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
+    """Per node: its id, whether it is alive, its simulated GPUs and, from its coordinator, its
+    jobs (asked and reached limits, perfControl, step time, host fallbacks) and decisions."""
+    ray = require_ray()
+    handles, nodes = _coordinators(ray)
+    refs = [h.report.remote() if h is not None else None for h in handles]
+    out = []
+    for ref, node in zip(refs, nodes):
+        report: dict[str, Any] = {"jobs": [], "decisions": []}
+        if ref is not None:
+            try:
+                report = ray.get(ref, timeout=timeout)
+            except Exception as exc:  # noqa: BLE001 - one node's coordinator down must not hide the others
+                report["error"] = f"its coordinator did not answer ({type(exc).__name__}); it restarts by itself"
+        out.append({**report, "node_id": node["NodeID"], "alive": bool(node.get("Alive")),
+                    "address": node.get("NodeManagerAddress"), "gpus": node_sim_gpus(node)})
+    return out
+
+
+def stop(job_id: str, timeout: float = 10.0) -> bool:
+    """Stop (kill) a job wherever it runs; False when no coordinator knows it."""
+    ray = require_ray()
+    handles, _ = _coordinators(ray)
+    stopped = ray.get([h.stop.remote(job_id) for h in handles if h is not None], timeout=timeout)
+    if any(stopped):
+        return True
+    try:  # placed but not yet registered (waiting for a share): kill its actor
+        ray.kill(ray.get_actor(job_actor_name(job_id)))
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,76 @@
+"""A job: one script run in its own Ray actor process, on the GPU share it was placed with.
+
+The actor asks its node's coordinator to register it (the coordinator writes the job's first
+config file and says where its files are), puts those paths in its process environment, so the
+script's antcolony sessions follow them as any AntMan job follows GPU_CONFIG_FILE and
+GPU_STATUS_FILE, and runs the script as ``antcolony run`` would. Killing the actor kills the job's
+process; the simulated GPU's ledger then reclaims its memory and Ray its resource share. A
+detached job's actor ends with its script; otherwise the submitter, which waits for the exit
+code, ends it (the CLI by exiting).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .coordinator import ensure_coordinator
+from .ray_support import require_ray
+
+GUARANTEED = "guaranteed"
+OPPORTUNISTIC = "opportunistic"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    job_id: str
+    script: str
+    args: list[str] = field(default_factory=list)
+    gpu: str = "sim_gpu_0"
+    gpu_memory: int = 0
+    perf: int = 100
+    priority: str = GUARANTEED
+    detach: bool = False  # nobody waits for the exit code: the actor ends with its script
+
+
+class JobActor:
+    """Wrapped by ``ray.remote`` in ``client.submit``; ``run`` runs the script to its end."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = JobSpec(**spec)
+
+    def run(self) -> int:
+        ray = require_ray()
+        node_id = ray.get_runtime_context().get_node_id()
+        coordinator = ensure_coordinator(node_id)
+        spec = {**asdict(self.spec), "pid": os.getpid(), "node_id": node_id}
+        os.environ.update(ray.get(coordinator.register.remote(spec)))
+        code = 1  # the script raised: the exception reaches the submitter, the share is freed
+        try:
+            code = _run_script(self.spec.script, self.spec.args)
+        finally:
+            ray.get(coordinator.finished.remote(self.spec.job_id, code))
+            if self.spec.detach:
+                # A detached actor would outlive its script and hold its GPU share for ever.
+                ray.actor.exit_actor()
+        return code
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+def _run_script(script: str, args: list[str]) -> int:
+    """Run ``script`` as ``antcolony run`` does (as __main__, its directory first on sys.path)."""
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,109 @@
+"""Importing Ray lazily, connecting to a cluster on loopback when asked, and the cluster's names.
+
+Ray is an optional extra; every cluster entry point calls ``require_ray`` first, which says how
+to install it when it is missing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from antcolony.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+NAMESPACE = "antcolony"
+SIM_GPU_PREFIX = "sim_gpu_"  # a node resource per simulated GPU: {"sim_gpu_0": 1}
+SIM_GPU_MIB = "sim_gpu_mib"  # a node resource giving the memory (MiB) of each of its simulated GPUs
+CLUSTER_DIR_ENV = "ANTCOLONY_CLUSTER_DIR"
+SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or a ConfigError saying how to install it."""
+    # Usage statistics would be sent over the network; antcolony never asks for that.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(
+            "antcolony's cluster commands need Ray, which is not installed: "
+            "pip install 'antcolony[ray]' (or pip install 'ray>=2.9')"
+        ) from exc
+    return ray
+
+
+def loopback_only() -> None:
+    """Keep a one-machine Ray on 127.0.0.1. Without this, Ray binds its gRPC servers to all
+    interfaces and rewrites a loopback address to the machine's outward one before connecting;
+    this setting (Ray's switch for single-machine clusters, read when ray is imported and by the
+    processes it starts) makes it bind and connect on loopback only. Call before importing ray."""
+    if "ray" in sys.modules and os.environ.get(SINGLE_MACHINE_ENV) != "0":
+        logger.warning("ray was imported before %s=0 was set: its servers may listen on every interface; "
+                       "set it in the environment first", SINGLE_MACHINE_ENV)
+    os.environ.setdefault(SINGLE_MACHINE_ENV, "0")
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num_cpus: int | None = None) -> Any:
+    """Connect this process to Ray: to ``address`` ("auto": the cluster ``ray start`` left on this
+    machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs."""
+    if address is None or _is_loopback(address):
+        loopback_only()
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    if address is None:
+        resources = {f"{SIM_GPU_PREFIX}{i}": 1.0 for i in range(sim_gpus)}
+        if sim_gpus:
+            resources[SIM_GPU_MIB] = float(sim_gpu_mib)
+        ray.init(namespace=NAMESPACE, _node_ip_address="127.0.0.1", include_dashboard=False,
+                 num_cpus=num_cpus, resources=resources, log_to_driver=True)
+    else:
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=True)
+    return ray
+
+
+def cluster_dir() -> Path:
+    """Where coordinators keep their nodes' job files (env ANTCOLONY_CLUSTER_DIR, else under the
+    antcolony runtime directory)."""
+    env = os.environ.get(CLUSTER_DIR_ENV, "").strip()
+    if env:
+        path = Path(env)
+    else:
+        from antcolony.devices.sim_ledger import runtime_dir
+
+        path = runtime_dir() / "cluster"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def coordinator_name(node_id: str) -> str:
+    return f"antcolony-coordinator-{node_id}"
+
+
+def job_actor_name(job_id: str) -> str:
+    return f"antcolony-job-{job_id}"
+
+
+def node_sim_gpus(node: dict[str, Any]) -> dict[str, int]:
+    """A Ray node's simulated GPUs (resource name -> memory in bytes), from ``ray.nodes()``."""
+    resources = node.get("Resources", {})
+    mib = int(resources.get(SIM_GPU_MIB, 0))
+    return {name: mib << 20 for name in sorted(resources)
+            if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX):].isdigit()}
