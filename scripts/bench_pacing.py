@@ -174,18 +174,19 @@ async def bench_job(name: str, job: Job, percents: tuple[int, ...], seconds: flo
 def print_table(results: dict[str, list[Figure]]) -> int:
     missed = 0
     print()
-    print("busy fraction (target perfControl/100 +- 0.05) / CV of paced step time (target <= 0.15)")
-    header = f"{'graph':<22}{'unpaced':>16}" + "".join(f"{'p=' + str(f.percent):>22}" for f in
+    print("busy fraction (target perfControl/100 +- 0.05) / CV of paced step time (target <= 0.15);")
+    print("unpaced: the job's own busy fraction / step-time CV and median step (a cap cannot bind above it)")
+    header = f"{'graph':<22}{'unpaced':>21}" + "".join(f"{'p=' + str(f.percent):>22}" for f in
                                                        next(iter(results.values()))[1:])
     print(header)
     for name, figures in results.items():
         base, rest = figures[0], figures[1:]
-        cells = [f"{base.busy:.3f} {base.step_ms:6.1f}ms"]
+        cells = [f"{base.busy:.3f}/{base.cv:.2f} {base.step_ms:5.1f}ms"]
         for f in rest:
             mark = "met" if f.met else "MISSED"
             missed += not f.met
             cells.append(f"{f.busy:.3f}/{f.cv:.2f} {mark}")
-        print(f"{name:<22}{cells[0]:>16}" + "".join(f"{c:>22}" for c in cells[1:]))
+        print(f"{name:<22}{cells[0]:>21}" + "".join(f"{c:>22}" for c in cells[1:]))
     print()
     print("all figures met" if not missed else f"MISSED: {missed} figure(s) off target")
     return missed
