@@ -60,7 +60,7 @@ def chain_job(size: int = 512, depth: int = 8) -> Job:
     return Job(g, init, out, {x: np.ones((size, size), np.float32)})
 
 
-def parallel_job(size: int = 384, width: int = 16) -> Job:
+def parallel_job(size: int = 512, width: int = 16) -> Job:
     g = ac.Graph()
     rng = np.random.default_rng(0)
     with g.as_default():
