@@ -161,7 +161,7 @@ async def bench_job(name: str, job: Job, percents: tuple[int, ...], seconds: flo
             await sess.resource_manager.refresh()
             for _ in range(2):  # the first boundary applies it; one more step settles the pause
                 await sess.run(job.fetches, job.feed)
-            steps = max(8, int(seconds / (base * 100 / p)))
+            steps = max(12, int(seconds / (base * 100 / p)))
             busy, times = await _measure(sess, job, steps)
             figures.append(Figure(p, busy, statistics.median(times) * 1e3,
                                   statistics.pstdev(times) / statistics.mean(times)))
