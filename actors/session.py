@@ -212,15 +212,19 @@ class Session:
             ref.tell(step)  # the step itself is the start message
         try:
             if options is None or not options.timeout_in_ms:
-                try:
-                    values = await step.future
-                except asyncio.CancelledError:
-                    self._cancel(step, executor)
-                    raise
+                values = await step.future
             else:
                 values = await self._await_step(step, executor, options)
-        finally:
+        except BaseException as exc:
             self._inflight.discard(step)
+            if isinstance(exc, asyncio.CancelledError):
+                self._cancel(step, executor)
+            # The error's traceback keeps this frame; the frame must not keep the step (whose
+            # future holds the error): error -> frame -> step -> future -> error is a cycle that
+            # holds the executor's device tensors until the garbage collector happens to run.
+            del step, executor
+            raise
+        self._inflight.discard(step)
         if post:
             ctx = RunContext(self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6)
             await run_actions(ordered(RunGroup.POST, registries), ctx)
@@ -235,20 +239,25 @@ class Session:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
 
-    async def _await_step(self, step: StepState, executor: _Executor, options: RunOptions | None) -> list[Any]:
-        timeout_ms = options.timeout_in_ms if options is not None else 0
+    async def _await_step(self, step: StepState, executor: _Executor, options: RunOptions) -> list[Any]:
+        timeout_ms = options.timeout_in_ms
         try:
-            if timeout_ms and timeout_ms > 0:
-                async with asyncio.timeout(timeout_ms / 1000.0):
-                    return await step.future
-            return await step.future
+            if timeout_ms < 0:
+                return await step.future
+            async with asyncio.timeout(timeout_ms / 1000.0):
+                return await step.future
         except TimeoutError:
-            err = DeadlineExceededError(None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}")
-            executor.refs[0].tell(AbortStep(step, err))
-            raise err from None
-        except asyncio.CancelledError:
-            self._cancel(step, executor)
+            pass  # raised below, outside this handler, so the error does not chain the TimeoutError
+        except BaseException:
+            del step, executor  # as in _run_plan
             raise
+        error = DeadlineExceededError(None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}")
+        executor.refs[0].tell(AbortStep(step, error))
+        try:
+            raise error
+        finally:
+            # as in _run_plan: no cycle error -> this frame -> step (or error) -> error
+            del error, step, executor
 
     @staticmethod
     def _cancel(step: StepState, executor: _Executor) -> None:
@@ -363,8 +372,10 @@ class Session:
         self._closed = True
         for step in list(self._inflight):
             step.aborted = True
+            error = CancelledError(None, None, "the session was closed while the step was running")
+            step.rendezvous.abort(error)  # pending receives fail and drop the step
             if not step.future.done():
-                step.future.set_exception(CancelledError(None, None, "the session was closed while the step was running"))
+                step.future.set_exception(error)
         stops = [ref.stop() for ex in self._executors.values() for ref in ex.refs if ref.is_alive]
         self._executors.clear()
         self._plans.clear()
