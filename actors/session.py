@@ -56,6 +56,13 @@ class _Executor:
         # The executors of a key start and stop together.
         return self.refs[0].is_alive
 
+    def release(self) -> None:
+        """Drop the constants bound on devices (stopped executors may still be referenced: by a
+        FetchPlan in a make_callable closure, by the frames of an error a caller keeps)."""
+        for plan in self.plans:
+            for spec in plan.specs:
+                spec.bound_inputs.clear()
+
 
 class Session:
     """A TF1-style session over one graph; use as ``async with ac.Session(graph) as sess``.
@@ -376,7 +383,8 @@ class Session:
             step.rendezvous.abort(error)  # pending receives fail and drop the step
             if not step.future.done():
                 step.future.set_exception(error)
-        stops = [ref.stop() for ex in self._executors.values() for ref in ex.refs if ref.is_alive]
+        executors = list(self._executors.values())
+        stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
         self._executors.clear()
         self._plans.clear()
         services = None
@@ -392,6 +400,9 @@ class Session:
                 await services.release(service)
         if stops:
             await asyncio.gather(*stops, return_exceptions=True)
+        for ex in executors:
+            ex.release()
+        self._resources.release()
         if self._trace_all:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)

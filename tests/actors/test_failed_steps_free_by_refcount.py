@@ -107,3 +107,27 @@ async def test_close_after_a_failed_step_frees_the_device_without_the_garbage_co
     await end(sess, t, base)
     await sess.close()
     assert await _settles_to(sess, 0, within=5.0) == 0
+
+
+async def test_what_a_caller_keeps_of_a_closed_session_holds_no_device_memory(no_gc: None):
+    """A callable from make_callable and the errors of runs cut short by close() outlive the
+    session in the caller's hands; neither may keep its constants or variables on the device."""
+    g, t = _graph()
+    with g.as_default(), ac.device("/gpu:0"):
+        w = ac.Variable(np.ones((SIZE, SIZE), np.float32), name="w")
+        train = ac.assign_add(w, ac.matmul(w, ac.constant(np.eye(SIZE, dtype=np.float32))))
+        init = ac.global_variables_initializer()
+    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB)
+    sess = ac.Session(g, config=config)
+    await sess.run(init)
+    call = sess.make_callable(t["slow"], [next(iter(t["feed"]))])
+    await call(*t["feed"].values())
+    await sess.run(train)
+    base = sess.memory_stats("/gpu:0").bytes_in_use
+    runs = [asyncio.ensure_future(sess.run([t["slow"], train], t["feed"])) for _ in range(3)]
+    await _on_device(sess, base)
+    await sess.close()
+    errors = await asyncio.gather(*runs, return_exceptions=True)
+    assert all(isinstance(e, ac.errors.CancelledError) for e in errors), errors
+    assert await _settles_to(sess, 0, within=5.0) == 0
+    assert call is not None and errors  # both still held here
