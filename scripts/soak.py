@@ -132,7 +132,7 @@ async def _loop(world: World, base: Baseline, report: Report, args: argparse.Nam
     kinds = list(FAULTS)
 
     async def on_closed(closed: ac.Session) -> None:
-        for leak in await check_closed(closed, "close", number, args.settle, report.tally):
+        for leak in await check_closed(closed, kind, number, args.settle, report.tally):
             print(f"  {leak}", flush=True)
 
     world.on_closed = on_closed

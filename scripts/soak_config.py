@@ -13,13 +13,17 @@ the baselines would no longer say where those bytes belong.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Callable
 
 from antcolony.config.atomic_file import write_file_atomic
 from antcolony.config.listener_messages import GetStats
 
-from soak_job import MiB, Surprise, World
+import antcolony as ac
+
+from soak_job import MiB, Surprise, World, open_session, warm_up
 
 ROOMY = (64 * MiB, 128 * MiB, 256 * MiB)
 SQUEEZED = (1 * MiB, 2 * MiB)  # a slow step with a training step needs about 4 MiB
@@ -79,6 +83,15 @@ async def write_valid(world: World, perf: int, limit: int) -> None:
     expect_in_force(world, f"a valid config (perfControl {perf}, maxDeviceMem {limit})")
 
 
+async def reopen(world: World) -> str:
+    """The session was closed: check it freed everything, open a new one, warm it up."""
+    if world.on_closed is not None:
+        await world.on_closed(world.sess)
+    world.sess = open_session(world.job, world.workdir)
+    await warm_up(world.sess, world.job)
+    return await after_reopen(world)
+
+
 async def after_reopen(world: World) -> str:
     """A new session's resource manager starts from the file: the last valid config when the
     file holds it; nothing applied (perfControl 100, no limit asked) when the file is invalid,
@@ -104,7 +117,47 @@ async def config_rewrite(world: World) -> str:
         return await _squeeze(world)
     if roll < 0.55:
         return await _half_written(world)
+    if roll < 0.65:
+        return await _suspend(world)
     return await _invalid(world)
+
+
+async def _suspend(world: World) -> str:
+    """perfControl 0 suspends the job at its next step boundary; then either a config with
+    perfControl > 0 resumes it, or the session is closed while suspended (the caller gets
+    CancelledError) and a new one opened."""
+    perf, limit, job = world.perf_control, world.limit, world.job
+    manager = world.sess.resource_manager
+    assert manager is not None
+    write_file_atomic(world.config_path, valid_text(0, limit, _name(world)).encode())
+    world.perf_control, world.file_valid = 0, True
+    await manager.refresh()
+    step = asyncio.ensure_future(world.sess.run([job.loss, job.train], job.feed))
+    deadline = time.monotonic() + 5.0
+    while manager.perf_control != 0 and not step.done() and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)
+    if step.done() or manager.perf_control != 0:
+        raise Surprise(f"perfControl 0 did not suspend the job (step done: {step.done()})")
+    world.count("suspend")
+    if world.rng.random() < 0.5:
+        write_file_atomic(world.config_path, valid_text(perf, limit, _name(world)).encode())
+        world.perf_control = perf
+        await manager.refresh()
+        await step
+        expect_in_force(world, "resuming from perfControl 0")
+        return f"suspended by perfControl 0, resumed by perfControl {perf}"
+    await world.sess.close()
+    try:
+        await step
+    except ac.errors.CancelledError:
+        pass
+    else:
+        raise Surprise("a step suspended by perfControl 0 returned normally when its session closed")
+    # a scheduler resumes the job before it opens a new session (which would suspend at once)
+    write_file_atomic(world.config_path, valid_text(perf, limit, _name(world)).encode())
+    world.perf_control = perf
+    note = await reopen(world)
+    return f"suspended by perfControl 0, closed while suspended, reopened ({note})"
 
 
 async def _squeeze(world: World) -> str:

@@ -13,8 +13,8 @@ from typing import Any, Awaitable, Callable
 
 import antcolony as ac
 
-from soak_config import after_reopen, config_rewrite
-from soak_job import Surprise, World, describe, open_session, warm_up
+from soak_config import config_rewrite, reopen
+from soak_job import Surprise, World, describe
 
 
 def _in_flight_runs(world: World, n: int) -> list[asyncio.Task[Any]]:
@@ -70,11 +70,7 @@ async def close(world: World) -> str:
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, ac.errors.CancelledError):
             raise Surprise(f"a run in flight at close failed with {describe(result)}, not CancelledError")
-    if world.on_closed is not None:
-        await world.on_closed(world.sess)
-    world.sess = open_session(world.job, world.workdir)
-    await warm_up(world.sess, world.job)
-    config = await after_reopen(world)
+    config = await reopen(world)
     return f"closed with {len(tasks)} runs in flight ({cancelled} cancelled), reopened ({config})"
 
 

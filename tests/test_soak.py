@@ -27,6 +27,6 @@ def test_a_ten_second_soak_injects_every_fault_kind_and_finds_no_leak(tmp_path):
     # every figure was checked after every fault (the close check after every close)
     for figure in ("bytes_in_use", "host_bytes_in_use", "threads", "actors", "runtime tasks"):
         assert report["checks"][figure] == faults, (figure, report["checks"])
-    assert report["checks"]["held after close"] == report["faults"]["close"]
+    assert report["checks"]["held after close"] >= report["faults"]["close"]  # + closes while suspended
     assert report["steps"] > faults  # a normal step after each fault, at least
     assert "leaks found: 0" in out.stdout and "MISSED" not in out.stdout
