@@ -8,12 +8,13 @@ import time
 from typing import Any, Awaitable, Callable, Sequence
 
 
+from antcolony.actors.cached_executor import CachedExecutor
 from antcolony.actors.device_context import SessionDevices
 from antcolony.actors.executor import ExecutorActor
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
-from antcolony.actors.planner import ExecutorPlan, plan_step
+from antcolony.actors.planner import plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
 from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
@@ -27,7 +28,7 @@ from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
-from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
+from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
     ActorError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
@@ -35,33 +36,6 @@ from antcolony.errors import (
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 
 logger = logging.getLogger(__name__)
-
-
-class _Executor:
-    """The executors (one per device partition) of one cached key."""
-
-    __slots__ = ("plans", "refs", "feeds", "coordinator", "graph_id", "devices")
-
-    def __init__(self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str) -> None:
-        self.plans = plans
-        self.refs = refs
-        self.feeds = feeds
-        # the host partition's executor: fetches are served there, and it completes the step
-        self.coordinator = next(r for p, r in zip(plans, refs) if p.device == HOST)
-        self.graph_id = graph_id
-        self.devices = tuple(p.device for p in plans)
-
-    @property
-    def alive(self) -> bool:
-        # The executors of a key start and stop together.
-        return self.refs[0].is_alive
-
-    def release(self) -> None:
-        """Drop the constants bound on devices (stopped executors may still be referenced: by a
-        FetchPlan in a make_callable closure, by the frames of an error a caller keeps)."""
-        for plan in self.plans:
-            for spec in plan.specs:
-                spec.bound_inputs.clear()
 
 
 class Session:
@@ -77,7 +51,7 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
-        self._executors: dict[tuple[Any, ...], _Executor] = {}
+        self._executors: dict[tuple[Any, ...], CachedExecutor] = {}
         self._plans: dict[Any, FetchPlan] = {}
         self._run_actions = RunActionRegistry()
         self._resource_manager: ResourceManager | None = None
@@ -246,7 +220,7 @@ class Session:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
 
-    async def _await_step(self, step: StepState, executor: _Executor, options: RunOptions) -> list[Any]:
+    async def _await_step(self, step: StepState, executor: CachedExecutor, options: RunOptions) -> list[Any]:
         timeout_ms = options.timeout_in_ms
         try:
             if timeout_ms < 0:
@@ -267,11 +241,11 @@ class Session:
             del error, step, executor
 
     @staticmethod
-    def _cancel(step: StepState, executor: _Executor) -> None:
+    def _cancel(step: StepState, executor: CachedExecutor) -> None:
         if not step.future.done() or step.future.cancelled():
             executor.refs[0].tell(AbortStep(step, CancelledError(None, None, "the caller's task was cancelled")))
 
-    def _executor_for(self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]) -> tuple[_Executor, list[int] | None]:
+    def _executor_for(self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]) -> tuple[CachedExecutor, list[int] | None]:
         """The cached executor for the sorted (feeds, fetches, targets), and where each fetch lands."""
         fast_key = tuple(feeds)
         hit = plan.executors.get(fast_key)
@@ -291,7 +265,7 @@ class Session:
         hit = plan.executors[fast_key] = (ex, None if perm == list(range(len(perm))) else perm)
         return hit
 
-    def _build_executor(self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]) -> _Executor:
+    def _build_executor(self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]) -> CachedExecutor:
         assert self._devices is not None
         ctx = self._device_context()
         run_fetches, run_targets, run_feeds = fetches, targets, feeds
@@ -307,7 +281,7 @@ class Session:
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
-        return _Executor(plans, refs, feeds, job_services(rt).next_graph_id())
+        return CachedExecutor(plans, refs, feeds, job_services(rt).next_graph_id())
 
     # -- feeds ----------------------------------------------------------------------------
     def _feed_tensor(self, key: Any) -> Tensor:
