@@ -6,9 +6,11 @@ a time is injected (``soak_faults.py``), kinds taken in shuffled rounds so each 
 
 - ``kernel_error``: a kernel fails at run time (a reshape of a bad length) mid-step;
 - ``cancel``: the tasks awaiting ``sess.run`` are cancelled with steps on the device;
-- ``close``: the session is closed with runs in flight, and a new one opened;
+- ``close``: the session is closed with runs in flight, and a new one opened (the weights
+  carried over);
 - ``config``: the config file is rewritten: valid (perfControl, maxDeviceMem, down to a limit
-  that sends tensors to host memory), malformed JSON, values out of range, half-written;
+  that sends tensors to host memory), malformed JSON, values out of range, half-written, and
+  perfControl 0 (the job suspends; then resumed, or closed while suspended);
 - ``timeout``: ``RunOptions(timeout_in_ms=...)`` shorter than the step.
 
 After each fault it checks (``soak_checks.py``) that the device and host bytes in use, the
@@ -58,6 +60,7 @@ class Report:
     injected: dict[str, int] = field(default_factory=lambda: {kind: 0 for kind in FAULTS})
     subkinds: dict[str, int] = field(default_factory=dict)
     steps: int = 0
+    first_loss: float = math.nan
     last_loss: float = math.nan
     tally: Tally = field(default_factory=Tally)
     failures: list[str] = field(default_factory=list)
@@ -72,7 +75,8 @@ class Report:
     def as_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed, "seconds": round(self.seconds, 1), "faults": self.injected,
-            "config_rewrites": self.subkinds, "steps": self.steps, "last_loss": self.last_loss,
+            "config_rewrites": self.subkinds, "steps": self.steps,
+            "first_loss": self.first_loss, "last_loss": self.last_loss,
             "checks": self.tally.checked, "leaks": [str(leak) for leak in self.tally.leaks],
             "failures": self.failures, "runtime_pools": self.pools, "threads_after_exit": self.threads_after_exit,
             "baseline": self.baseline, "ok": self.ok,
@@ -101,7 +105,8 @@ async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
     world = World(open_session(job, workdir), job, workdir, random.Random(args.seed), slow_s=0.0)
     await warm_up(world.sess, job)
     world.slow_s = await _slow_step_seconds(world)
-    for _ in range(3):
+    report.first_loss = await train_step(world.sess, job)
+    for _ in range(2):
         report.last_loss = await train_step(world.sess, job)
     base = Baseline.take(world.sess)
     report.baseline = {"bytes_in_use": base.bytes_in_use, "host_bytes_in_use": base.host_bytes_in_use,
@@ -187,7 +192,7 @@ async def _inject(world: World, kind: str, number: int, report: Report, args: ar
 def _progress(report: Report, world: World, started: float, number: int) -> None:
     stats = world.sess.memory_stats("/gpu:0")
     print(f"[{time.monotonic() - started:7.1f} s] faults {number} ({_counts(report.injected)}), "
-          f"steps {report.steps}, loss {report.last_loss:.4f}, device {stats.bytes_in_use} B, "
+          f"steps {report.steps}, loss {report.last_loss:.3g}, device {stats.bytes_in_use} B, "
           f"host {stats.host_bytes_in_use} B, leaks {len(report.tally.leaks)}, "
           f"failures {len(report.failures)}", flush=True)
 
@@ -197,7 +202,8 @@ def print_summary(report: Report, settle: float) -> None:
     print(f"=== soak summary: seed {report.seed}, {report.seconds:.1f} s ===")
     print(f"faults injected: {total} ({_counts(report.injected)})")
     print(f"  config rewrites: {_counts(report.subkinds) or 'none'}")
-    print(f"normal training steps: {report.steps}, last loss {report.last_loss:.5f}")
+    print(f"normal training steps: {report.steps}, loss {report.first_loss:.3g} at the start, "
+          f"{report.last_loss:.3g} at the end (the weights carried over every close)")
     print(f"after each fault, back to the baseline within {settle:.1f} s:")
     for figure in FIGURES:
         checked, missed = report.tally.checked.get(figure, 0), report.tally.missed(figure)

@@ -88,7 +88,7 @@ async def reopen(world: World) -> str:
     if world.on_closed is not None:
         await world.on_closed(world.sess)
     world.sess = open_session(world.job, world.workdir)
-    await warm_up(world.sess, world.job)
+    await warm_up(world.sess, world.job, world.saved)
     return await after_reopen(world)
 
 
@@ -129,6 +129,7 @@ async def _suspend(world: World) -> str:
     perf, limit, job = world.perf_control, world.limit, world.job
     manager = world.sess.resource_manager
     assert manager is not None
+    world.saved = await world.sess.run(job.weights)
     write_file_atomic(world.config_path, valid_text(0, limit, _name(world)).encode())
     world.perf_control, world.file_valid = 0, True
     await manager.refresh()

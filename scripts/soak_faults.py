@@ -62,6 +62,7 @@ async def cancel(world: World) -> str:
 
 async def close(world: World) -> str:
     """Close the session with runs in flight; they get CancelledError; open a new session."""
+    world.saved = await world.sess.run(world.job.weights)
     tasks = _in_flight_runs(world, world.rng.randint(1, 6))
     await asyncio.sleep(world.rng.uniform(0.0, world.slow_s))
     await world.sess.close()

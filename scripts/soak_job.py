@@ -8,6 +8,9 @@ A small MLP regression on the simulated ``/gpu:0``, with two more fetchable path
   chain; feeding a length that is not a multiple of 7 makes the kernel fail at run time
   (``InvalidArgumentError``) while the rest of the chain is still running.
 
+A close ends the session with its variables; the soak fetches the weights before and restores
+them into the new session (``restore``), so training goes on over every close.
+
 Every fetch key the soak uses is run once by ``warm_up``, so the executors (and the constants
 they bind on the device) exist before the baseline is taken, as they will after each fault.
 """
@@ -38,6 +41,9 @@ class Job:
     feed: dict[ac.Tensor, np.ndarray]
     slow_feed: dict[ac.Tensor, np.ndarray]
     bad_input: ac.Tensor
+    weights: list[Any]  # the variables, fetched to carry training over a close
+    restore: ac.Operation
+    restore_inputs: list[ac.Tensor]
 
     def bad_feed(self, length: int) -> dict[ac.Tensor, np.ndarray]:
         return {**self.slow_feed, self.bad_input: np.ones(length, np.float32)}
@@ -49,14 +55,18 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
     with g.as_default(), ac.device("/gpu:0"):
         x = ac.placeholder(ac.float32, [batch, 32], name="x")
         y = ac.placeholder(ac.float32, [batch, 1], name="y")
-        h = x
+        h, weights = x, []
         for i, (n_in, n_out) in enumerate([(32, width), (width, width)]):
             w = ac.Variable((rng.standard_normal((n_in, n_out)) / math.sqrt(n_in)).astype(np.float32), name=f"w{i}")
+            weights.append(w)
             h = ac.nn.relu(ac.matmul(h, w))
         head = ac.Variable(np.zeros((width, 1), np.float32), name="head")
+        weights.append(head)
         loss = ac.reduce_mean(ac.square(ac.matmul(h, head) - y))
         train = ac.train.GradientDescentOptimizer(0.05).minimize(loss)
         init = ac.global_variables_initializer()
+        restore_inputs = [ac.placeholder(ac.float32, w.shape, name=f"restore_{i}") for i, w in enumerate(weights)]
+        restore = ac.group(*[ac.assign(w, v) for w, v in zip(weights, restore_inputs)])
 
         big = ac.placeholder(ac.float32, [chain_size, chain_size], name="big")
         # an orthogonal matrix keeps the chain's values bounded however long it is
@@ -74,7 +84,8 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
     xs = rng.standard_normal((batch, 32)).astype(np.float32)
     ys = (np.sin(xs[:, :1]) + 0.5 * xs[:, 1:2]).astype(np.float32)
     slow_in = rng.standard_normal((chain_size, chain_size)).astype(np.float32)
-    return Job(g, init, train, loss, slow, bad, {x: xs, y: ys}, {big: slow_in}, bad_input)
+    return Job(g, init, train, loss, slow, bad, {x: xs, y: ys}, {big: slow_in}, bad_input, weights, restore,
+               restore_inputs)
 
 
 def session_config(workdir: str) -> ac.SessionConfig:
@@ -87,9 +98,12 @@ def session_config(workdir: str) -> ac.SessionConfig:
     )
 
 
-async def warm_up(sess: ac.Session, job: Job) -> None:
-    """Initialise the variables and run every fetch key the soak uses once."""
+async def warm_up(sess: ac.Session, job: Job, weights: list[np.ndarray] | None = None) -> None:
+    """Initialise the variables (to ``weights`` when given: training goes on over a close) and
+    run every fetch key the soak uses once."""
     await sess.run(job.init)
+    initial = await sess.run(job.weights)
+    await sess.run(job.restore, dict(zip(job.restore_inputs, initial if weights is None else weights)))
     await sess.run([job.loss, job.train], job.feed)
     await sess.run(job.slow, job.slow_feed)
     await sess.run([job.slow, job.loss, job.train], {**job.feed, **job.slow_feed})
@@ -130,6 +144,7 @@ class World:
     limit: int = 256 * MiB
     file_valid: bool = True  # False while the file holds an invalid config
     rewrites: int = 0  # config files written
+    saved: list[np.ndarray] | None = None  # the weights before the last close
     subkinds: dict[str, int] = field(default_factory=dict)
     # called with the closed session before a new one opens: checks everything was freed
     on_closed: Callable[[ac.Session], Awaitable[None]] | None = None

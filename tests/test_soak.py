@@ -1,5 +1,5 @@
 """scripts/soak.py, briefly: ten seconds of training with every kind of fault injected leaves no
-device or host bytes, thread, actor or task behind, and the session keeps training."""
+device or host bytes, thread, actor or task behind, and training goes on."""
 
 from __future__ import annotations
 
@@ -29,4 +29,5 @@ def test_a_ten_second_soak_injects_every_fault_kind_and_finds_no_leak(tmp_path):
         assert report["checks"][figure] == faults, (figure, report["checks"])
     assert report["checks"]["held after close"] >= report["faults"]["close"]  # + closes while suspended
     assert report["steps"] > faults  # a normal step after each fault, at least
+    assert report["last_loss"] < report["first_loss"] / 10  # and training went on over every close
     assert "leaks found: 0" in out.stdout and "MISSED" not in out.stdout
