@@ -20,6 +20,12 @@ Figures (taken through the public API, as a user would see them):
 - ``actors`` and ``runtime tasks``: the runtime's live actors and tracked tasks
   (``RuntimeStats``), which come back to the baseline once a fault's step, or closed session,
   is gone.
+- ``held after close``: when a close leaves the process without a session, its device plus
+  host bytes in use must drop to 0 before the next session opens.
+
+The baseline is taken once, after the first session initialised its variables and ran every
+fetch key once (its executors then hold their constants on the device, as every later session's
+do after its warm-up).
 """
 
 from __future__ import annotations

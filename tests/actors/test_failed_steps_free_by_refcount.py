@@ -80,8 +80,12 @@ async def _timed_out(sess: ac.Session, t: dict[str, Any], base: int) -> None:
 
 
 async def _kernel_error(sess: ac.Session, t: dict[str, Any], base: int) -> None:
-    with pytest.raises(ac.errors.InvalidArgumentError):
+    with pytest.raises(ac.errors.InvalidArgumentError) as info:
         await sess.run([t["slow"], t["bad"]], {**t["feed"], t["v"]: np.ones(10, np.float32)})
+    # where the kernel failed stays readable (as a note on the cause) without its frames
+    notes = "".join(getattr(info.value.__cause__, "__notes__", []))
+    assert "Traceback of the kernel" in notes and "kernels/array.py" in notes, notes
+    del info
 
 
 async def _cancelled(sess: ac.Session, t: dict[str, Any], base: int) -> None:
