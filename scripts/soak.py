@@ -131,7 +131,6 @@ async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
 
 
 async def _loop(world: World, base: Baseline, report: Report, args: argparse.Namespace, started: float) -> None:
-    job = world.job
     next_progress = started + args.every
     number = 0
     kinds = list(FAULTS)
@@ -146,9 +145,8 @@ async def _loop(world: World, base: Baseline, report: Report, args: argparse.Nam
         for kind in kinds:
             if time.monotonic() - started >= args.duration:
                 break
-            for _ in range(world.rng.randint(0, 2)):
-                report.last_loss = await train_step(world.sess, job)
-                report.steps += 1
+            if not await _train(world, report, args, world.rng.randint(0, 2), f"before fault #{number + 1}"):
+                return
             number += 1
             report.injected[kind] += 1
             if not await _inject(world, kind, number, report, args):
@@ -156,17 +154,26 @@ async def _loop(world: World, base: Baseline, report: Report, args: argparse.Nam
             leaks = await check_baseline(world.sess, base, kind, number, args.settle, report.tally)
             for leak in leaks:
                 print(f"  {leak}", flush=True)
-            try:
-                async with asyncio.timeout(args.hang):
-                    report.last_loss = await train_step(world.sess, job)
-                report.steps += 1
-            except Exception as exc:  # noqa: BLE001 - any failure to train is the finding
-                report.failures.append(f"fault #{number} ({kind}): the next training step failed: {describe(exc)}")
-                print(f"  FAILED {report.failures[-1]}", flush=True)
+            if not await _train(world, report, args, 1, f"after fault #{number} ({kind})"):
                 return
             if time.monotonic() >= next_progress:
                 next_progress += args.every
                 _progress(report, world, started, number)
+
+
+async def _train(world: World, report: Report, args: argparse.Namespace, steps: int, when: str) -> bool:
+    """Normal training steps; False (recorded) when one fails or hangs: the soak stops."""
+    try:
+        for _ in range(steps):
+            async with asyncio.timeout(args.hang):
+                report.last_loss = await train_step(world.sess, world.job)
+            report.steps += 1
+    except Exception as exc:  # noqa: BLE001 - any failure to train is the finding
+        what = f"HANG, not done after {args.hang:.0f} s" if isinstance(exc, TimeoutError) else describe(exc)
+        report.failures.append(f"a normal training step {when} failed: {what}")
+        print(f"  FAILED {report.failures[-1]}", flush=True)
+        return False
+    return True
 
 
 async def _inject(world: World, kind: str, number: int, report: Report, args: argparse.Namespace) -> bool:
