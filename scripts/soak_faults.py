@@ -32,12 +32,14 @@ def _in_flight_runs(world: World, n: int) -> list[asyncio.Task[Any]]:
 async def kernel_error(world: World) -> str:
     """A reshape kernel fails half-way through the slow chain: InvalidArgumentError."""
     length = world.rng.choice([1, 3, 10, 13, 50, 1000])
+    on_cpu = world.rng.random() < 0.5
+    bad = world.job.bad_on_cpu if on_cpu else world.job.bad
     try:
-        await world.sess.run([world.job.slow, world.job.bad], world.job.bad_feed(length))
+        await world.sess.run([world.job.slow, bad], world.job.bad_feed(length))
     except ac.errors.InvalidArgumentError as exc:
         if "Reshape" not in str(exc):
             raise Surprise(f"the error does not name the failing reshape: {describe(exc)}") from None
-        return f"reshape of {length} values failed as expected"
+        return f"reshape of {length} values on the {'CPU' if on_cpu else 'GPU'} failed as expected"
     raise Surprise(f"a reshape of {length} values to [-1, 7] succeeded")
 
 

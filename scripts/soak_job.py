@@ -6,7 +6,9 @@ A small MLP regression on the simulated ``/gpu:0``, with two more fetchable path
   close lands while kernels are on the stream and their results hold device memory;
 - ``bad``: a reshape to ``[-1, 7]`` of a fed vector that depends on the middle of the slow
   chain; feeding a length that is not a multiple of 7 makes the kernel fail at run time
-  (``InvalidArgumentError``) while the rest of the chain is still running.
+  (``InvalidArgumentError``) while the rest of the chain is still running. ``bad_on_cpu`` is
+  the same reshape on the CPU, fed from the GPU through a Send/Recv pair, so the failing
+  partition is not the one still running the chain.
 
 A close ends the session with its variables; the soak fetches the weights before and restores
 them into the new session (``restore``), so training goes on over every close.
@@ -38,6 +40,7 @@ class Job:
     loss: ac.Tensor
     slow: ac.Tensor
     bad: ac.Tensor
+    bad_on_cpu: ac.Tensor
     feed: dict[ac.Tensor, np.ndarray]
     slow_feed: dict[ac.Tensor, np.ndarray]
     bad_input: ac.Tensor
@@ -81,10 +84,13 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
         assert middle is not None
         bad_input = ac.placeholder(ac.float32, [None], name="bad_input")
         bad = ac.reduce_sum(ac.reshape(bad_input + ac.reduce_sum(middle) * 0.0, [-1, 7]), name="bad")
+        middle_sum = ac.reduce_sum(middle)
+    with g.as_default(), ac.device("/cpu:0"):
+        bad_on_cpu = ac.reduce_sum(ac.reshape(bad_input + middle_sum * 0.0, [-1, 7]), name="bad_on_cpu")
     xs = rng.standard_normal((batch, 32)).astype(np.float32)
     ys = (np.sin(xs[:, :1]) + 0.5 * xs[:, 1:2]).astype(np.float32)
     slow_in = rng.standard_normal((chain_size, chain_size)).astype(np.float32)
-    return Job(g, init, train, loss, slow, bad, {x: xs, y: ys}, {big: slow_in}, bad_input, weights, restore,
+    return Job(g, init, train, loss, slow, bad, bad_on_cpu, {x: xs, y: ys}, {big: slow_in}, bad_input, weights, restore,
                restore_inputs)
 
 
@@ -108,6 +114,7 @@ async def warm_up(sess: ac.Session, job: Job, weights: list[np.ndarray] | None =
     await sess.run(job.slow, job.slow_feed)
     await sess.run([job.slow, job.loss, job.train], {**job.feed, **job.slow_feed})
     await sess.run([job.slow, job.bad], job.bad_feed(14))
+    await sess.run([job.slow, job.bad_on_cpu], job.bad_feed(14))
 
 
 async def train_step(sess: ac.Session, job: Job) -> float:
