@@ -12,7 +12,7 @@ from antcolony.graph.core import Tensor
 class CachedExecutor:
     """The executors (one per device partition) of one cached key."""
 
-    __slots__ = ("plans", "refs", "feeds", "coordinator", "graph_id", "devices")
+    __slots__ = ("coordinator", "devices", "feeds", "graph_id", "plans", "refs")
 
     def __init__(self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str) -> None:
         self.plans = plans

@@ -40,17 +40,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import antcolony as ac
 from antcolony.config.atomic_file import write_file_atomic
 from antcolony.devices.sim_ledger import RUNTIME_DIR_ENV
-
 from soak_checks import (
-    FIGURES, LOOP_EXECUTOR_PREFIX, Baseline, Tally, check_baseline, check_closed, pool_threads,
+    FIGURES,
+    LOOP_EXECUTOR_PREFIX,
+    LOOP_EXECUTOR_THREADS,
+    Baseline,
+    Tally,
+    check_baseline,
+    check_closed,
+    pool_threads,
     threads_after_exit,
 )
 from soak_config import valid_text
 from soak_faults import FAULTS
 from soak_job import MiB, Surprise, World, build_job, describe, open_session, train_step, warm_up
+
+import antcolony as ac
 
 
 @dataclass
@@ -99,7 +106,7 @@ async def _slow_step_seconds(world: World) -> float:
 async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
     loop = asyncio.get_running_loop()
     # named, so the checks can tell the loop's pool (asyncio.to_thread) from a stray thread
-    loop.set_default_executor(ThreadPoolExecutor(4, thread_name_prefix=LOOP_EXECUTOR_PREFIX))
+    loop.set_default_executor(ThreadPoolExecutor(LOOP_EXECUTOR_THREADS, thread_name_prefix=LOOP_EXECUTOR_PREFIX))
     write_file_atomic(os.path.join(workdir, "gpu_config.json"), valid_text(100, 256 * MiB).encode())
     job = build_job(args.seed)
     world = World(open_session(job, workdir), job, workdir, random.Random(args.seed), slow_s=0.0)
@@ -220,7 +227,8 @@ def print_summary(report: Report, settle: float) -> None:
         slowest = report.tally.settle_s.get(figure)
         extra = f" (slowest {slowest:.2f} s)" if slowest is not None else ""
         print(f"  {figure:18s} baseline {shown}: {verdict}{extra}")
-    print(f"  (not counted: the runtime's pools, threads by pool at the end: {_counts(report.pools)})")
+    print(f"  (the runtime's pools, within their sizes, are not left behind; threads by pool at the end: "
+          f"{_counts(report.pools)})")
     exit_threads = ", ".join(report.threads_after_exit) or "none"
     print(f"  threads alive after the runtime shut down: "
           f"{'MISSED: ' + exit_threads if report.threads_after_exit else 'none'}")

@@ -15,8 +15,10 @@ Figures (taken through the public API, as a user would see them):
   * ``soak-loop-executor``: the loop's default executor (``asyncio.to_thread``: the config
     listener's reads, status-file writes), which the soak names so it can be told apart.
 
-  Any other thread that was not there at the baseline is left behind. That the pools
-  themselves end with the runtime is checked once, after it shut down (``threads_after_exit``).
+  Any other thread that was not there at the baseline is left behind; so is a pool's thread
+  beyond the pool's size (a pool started again, say per session, would show that way: its
+  threads take the same names). That the pools themselves end with the runtime is checked
+  once, after it shut down (``threads_after_exit``).
 - ``actors`` and ``runtime tasks``: the runtime's live actors and tracked tasks
   (``RuntimeStats``), which come back to the baseline once a fault's step, or closed session,
   is gone.
@@ -31,18 +33,32 @@ do after its warm-up).
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+
+from antcolony.actors.runtime import get_runtime
+from soak_job import CPU_PRIORITY_THREADS, INTER_OP_THREADS
 
 import antcolony as ac
-from antcolony.actors.runtime import get_runtime
 
 #: Thread-name prefixes of the pools described above.
 OWNED_POOLS = re.compile(r"^(sim-gpu\d+-|antcolony-cpu|antcolony-engine-|soak-loop-executor)")
 LOOP_EXECUTOR_PREFIX = "soak-loop-executor"
+LOOP_EXECUTOR_THREADS = 4
+
+
+def pool_size(pool: str) -> int:
+    """How many threads ``pool`` may have (the sizes the soak's SessionConfig sets)."""
+    if pool.startswith("sim-gpu"):
+        return 1  # a stream is one thread
+    sizes = {LOOP_EXECUTOR_PREFIX: LOOP_EXECUTOR_THREADS, "antcolony-cpu": INTER_OP_THREADS,
+             "antcolony-cpu-prio": CPU_PRIORITY_THREADS}
+    # the engine's pools: at most a thread per core (its CPU worker pool), fewer on the GPU
+    return sizes.get(pool, max(4, os.cpu_count() or 1))
 
 
 def stray_threads() -> frozenset[str]:
@@ -139,6 +155,10 @@ async def check_baseline(sess: ac.Session, base: Baseline, fault: str, number: i
     tally.checked["threads"] = tally.checked.get("threads", 0) + 1
     if stray:
         leaks.append(Leak(fault, number, "threads", f"{len(stray)} left behind: {', '.join(sorted(stray))}"))
+    for pool, count in pool_threads().items():
+        if count > pool_size(pool):
+            leaks.append(Leak(fault, number, "threads", f"pool {pool} has {count} threads, "
+                              f"{count - pool_size(pool):+d} over its size {pool_size(pool)}"))
     tally.leaks.extend(leaks)
     return leaks
 

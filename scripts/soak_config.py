@@ -16,14 +16,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from antcolony.config.atomic_file import write_file_atomic
 from antcolony.config.listener_messages import GetStats
+from soak_job import MiB, Surprise, World, open_session, warm_up
 
 import antcolony as ac
-
-from soak_job import MiB, Surprise, World, open_session, warm_up
 
 ROOMY = (64 * MiB, 128 * MiB, 256 * MiB)
 SQUEEZED = (1 * MiB, 2 * MiB)  # a slow step with a training step needs about 4 MiB
@@ -122,6 +121,14 @@ async def config_rewrite(world: World) -> str:
     return await _invalid(world)
 
 
+async def _resume(world: World, perf: int, limit: int) -> None:
+    write_file_atomic(world.config_path, valid_text(perf, limit, _name(world)).encode())
+    world.perf_control = perf
+    manager = world.sess.resource_manager
+    assert manager is not None
+    await manager.refresh()
+
+
 async def _suspend(world: World) -> str:
     """perfControl 0 suspends the job at its next step boundary; then either a config with
     perfControl > 0 resumes it, or the session is closed while suspended (the caller gets
@@ -138,12 +145,13 @@ async def _suspend(world: World) -> str:
     while manager.perf_control != 0 and not step.done() and time.monotonic() < deadline:
         await asyncio.sleep(0.005)
     if step.done() or manager.perf_control != 0:
-        raise Surprise(f"perfControl 0 did not suspend the job (step done: {step.done()})")
+        done = step.done()
+        await _resume(world, perf, limit)
+        await step
+        raise Surprise(f"perfControl 0 did not suspend the job (step done: {done})")
     world.count("suspend")
     if world.rng.random() < 0.5:
-        write_file_atomic(world.config_path, valid_text(perf, limit, _name(world)).encode())
-        world.perf_control = perf
-        await manager.refresh()
+        await _resume(world, perf, limit)
         await step
         expect_in_force(world, "resuming from perfControl 0")
         return f"suspended by perfControl 0, resumed by perfControl {perf}"
@@ -165,19 +173,33 @@ async def _squeeze(world: World) -> str:
     perf, roomy = world.perf_control, world.limit
     limit = world.rng.choice(SQUEEZED)
     before = world.sess.memory_stats("/gpu:0").num_host_fallbacks
-    await write_valid(world, perf, limit)
     job = world.job
-    for _ in range(2):
-        await world.sess.run([job.slow, job.loss, job.train], {**job.feed, **job.slow_feed})
-    fallbacks = world.sess.memory_stats("/gpu:0").num_host_fallbacks - before
-    if fallbacks <= 0:
-        raise Surprise(f"steps under maxDeviceMem {limit} never fell back to host memory")
-    await write_valid(world, perf, roomy)
-    # the step that applied the roomy limit ran under the squeeze: one more puts the variables'
-    # new values back on the device
-    await world.sess.run([job.loss, job.train], job.feed)
+    try:
+        await write_valid(world, perf, limit)
+        for _ in range(2):
+            await world.sess.run([job.slow, job.loss, job.train], {**job.feed, **job.slow_feed})
+        fallbacks = world.sess.memory_stats("/gpu:0").num_host_fallbacks - before
+        manager = world.sess.resource_manager
+        assert manager is not None
+        reached = manager.limits[0].reached
+    finally:
+        await write_valid(world, perf, roomy)
+        # the step that applied the roomy limit ran under the squeeze: one more puts the
+        # variables' new values back on the device
+        await world.sess.run([job.loss, job.train], job.feed)
     world.count("squeeze")
-    return f"squeezed to {limit // MiB} MiB ({fallbacks} host fallbacks), then {roomy // MiB} MiB again"
+    if fallbacks > 0:
+        return f"squeezed to {limit // MiB} MiB ({fallbacks} host fallbacks), then {roomy // MiB} MiB again"
+    if reached <= limit:
+        raise Surprise(f"steps under a reached maxDeviceMem of {reached} never fell back to host memory")
+    # live data kept a region the shrink needed (it is retried at each step boundary)
+    return f"squeeze to {limit // MiB} MiB held at {reached / MiB:.1f} MiB by live data, then {roomy // MiB} MiB again"
+
+
+def _write_in_place(path: str, text: str) -> None:
+    """Truncate and write ``path`` itself, as a writer that does not rename does."""
+    with open(path, "w") as f:
+        f.write(text)
 
 
 async def _half_written(world: World) -> str:
@@ -185,13 +207,11 @@ async def _half_written(world: World) -> str:
     perf, limit = world.rng.choice([50, 70, 90, 100]), world.rng.choice(ROOMY)
     text = valid_text(perf, limit, _name(world))
     cut = world.rng.randint(1, len(text) - 1)
-    with open(world.config_path, "w") as f:
-        f.write(text[:cut])
+    await asyncio.to_thread(_write_in_place, world.config_path, text[:cut])
     world.file_valid = False
     await poll_and_step(world)
     expect_in_force(world, f"a half-written config ({cut} of {len(text)} bytes)")
-    with open(world.config_path, "w") as f:
-        f.write(text)
+    await asyncio.to_thread(_write_in_place, world.config_path, text)
     world.perf_control, world.limit, world.file_valid = perf, limit, True
     await poll_and_step(world)
     expect_in_force(world, "completing a half-written config")

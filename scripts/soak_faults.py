@@ -9,13 +9,14 @@ log. What the runtime did not do as promised raises ``Surprise``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
-
-import antcolony as ac
+from typing import Any
 
 from soak_config import config_rewrite, reopen
 from soak_job import Surprise, World, describe
+
+import antcolony as ac
 
 
 @dataclass

@@ -22,14 +22,17 @@ from __future__ import annotations
 import math
 import os
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import numpy as np
 
 import antcolony as ac
 
 MiB = 1 << 20
+INTER_OP_THREADS = 2  # the CPU device's kernel pool
+CPU_PRIORITY_THREADS = 4
 
 
 @dataclass
@@ -98,9 +101,9 @@ def session_config(workdir: str) -> ac.SessionConfig:
     """One simulated GPU, a resource config file polled often, a status file written often."""
     return ac.SessionConfig(
         gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB, intra_op_threads=1,
-        inter_op_threads=2, resource_config_file=os.path.join(workdir, "gpu_config.json"),
-        statistics_file=os.path.join(workdir, "gpu_status.json"), config_poll_interval=0.05,
-        statistics_interval=0.2,
+        inter_op_threads=INTER_OP_THREADS, cpu_priority_threads=CPU_PRIORITY_THREADS,
+        resource_config_file=os.path.join(workdir, "gpu_config.json"),
+        statistics_file=os.path.join(workdir, "gpu_status.json"), config_poll_interval=0.05, statistics_interval=0.2,
     )
 
 
