@@ -32,7 +32,6 @@ import logging
 import math
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -100,7 +99,7 @@ async def _slow_step_seconds(world: World) -> float:
         started = time.perf_counter()
         await world.sess.run(world.job.slow, world.job.slow_feed)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return min(times)  # the fastest: a timeout shorter than a fraction of it always passes
 
 
 async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:

@@ -102,7 +102,7 @@ async def close(world: World) -> str:
 
 async def timeout(world: World) -> str:
     """A run whose deadline is shorter than the slow chain: DeadlineExceededError."""
-    ms = max(1, int(world.rng.uniform(0.05, 0.5) * world.slow_s * 1000))
+    ms = max(1, int(world.rng.uniform(0.02, 0.3) * world.slow_s * 1000))
     options = ac.RunOptions(timeout_in_ms=ms)
     job = world.job
     try:

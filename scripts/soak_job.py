@@ -149,7 +149,7 @@ class World:
     job: Job
     workdir: str
     rng: random.Random
-    slow_s: float  # how long a slow step takes when nothing else runs
+    slow_s: float  # how long a slow step took at the start, alone (the fastest of three)
     perf_control: int = 100  # the last valid config written
     limit: int = 256 * MiB
     file_valid: bool = True  # False while the file holds an invalid config
