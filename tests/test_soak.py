@@ -8,10 +8,13 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KINDS = {"kernel_error", "cancel", "close", "config", "timeout"}
 
 
+@pytest.mark.slow
 def test_a_ten_second_soak_injects_every_fault_kind_and_finds_no_leak(tmp_path):
     summary = tmp_path / "soak.json"
     out = subprocess.run(
