@@ -45,9 +45,13 @@ class LocalRendezvous:
         self._slots.clear()
 
     def abort(self, error: BaseException) -> None:
-        """Fail every pending receive; later sends are dropped."""
+        """Fail every pending receive and drop every slot; later sends are dropped."""
         self._error = error
-        for fut in self._slots.values():
+        slots, self._slots = self._slots, {}
+        # Values sent and not yet received are dropped now (they may be device tensors), and a
+        # pending receive's callback (which references the step) runs and goes: nothing keeps
+        # the step in a cycle step -> rendezvous -> future -> callback -> step.
+        for fut in slots.values():
             if not fut.done():
                 fut.set_exception(error)
                 fut.exception()  # mark retrieved: an aborted transfer is not an unhandled error

@@ -8,12 +8,13 @@ import time
 from typing import Any, Awaitable, Callable, Sequence
 
 
+from antcolony.actors.cached_executor import CachedExecutor
 from antcolony.actors.device_context import SessionDevices
 from antcolony.actors.executor import ExecutorActor
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
-from antcolony.actors.planner import ExecutorPlan, plan_step
+from antcolony.actors.planner import plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
 from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
@@ -27,7 +28,7 @@ from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
-from antcolony.devices.device_set import HOST, DeviceInfo, DeviceSet, DeviceSettings, get_device_set
+from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
     ActorError, AsyncOnlyError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
@@ -35,26 +36,6 @@ from antcolony.errors import (
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 
 logger = logging.getLogger(__name__)
-
-
-class _Executor:
-    """The executors (one per device partition) of one cached key."""
-
-    __slots__ = ("plans", "refs", "feeds", "coordinator", "graph_id", "devices")
-
-    def __init__(self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str) -> None:
-        self.plans = plans
-        self.refs = refs
-        self.feeds = feeds
-        # the host partition's executor: fetches are served there, and it completes the step
-        self.coordinator = next(r for p, r in zip(plans, refs) if p.device == HOST)
-        self.graph_id = graph_id
-        self.devices = tuple(p.device for p in plans)
-
-    @property
-    def alive(self) -> bool:
-        # The executors of a key start and stop together.
-        return self.refs[0].is_alive
 
 
 class Session:
@@ -70,7 +51,7 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
-        self._executors: dict[tuple[Any, ...], _Executor] = {}
+        self._executors: dict[tuple[Any, ...], CachedExecutor] = {}
         self._plans: dict[Any, FetchPlan] = {}
         self._run_actions = RunActionRegistry()
         self._resource_manager: ResourceManager | None = None
@@ -221,15 +202,19 @@ class Session:
             ref.tell(step)  # the step itself is the start message
         try:
             if options is None or not options.timeout_in_ms:
-                try:
-                    values = await step.future
-                except asyncio.CancelledError:
-                    self._cancel(step, executor)
-                    raise
+                values = await step.future
             else:
                 values = await self._await_step(step, executor, options)
-        finally:
+        except BaseException as exc:
             self._inflight.discard(step)
+            if isinstance(exc, asyncio.CancelledError):
+                self._cancel(step, executor)
+            # The error's traceback keeps this frame; the frame must not keep the step (whose
+            # future holds the error): error -> frame -> step -> future -> error is a cycle that
+            # holds the executor's device tensors until the garbage collector happens to run.
+            del step, executor
+            raise
+        self._inflight.discard(step)
         if post:
             ctx = RunContext(self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6)
             await run_actions(ordered(RunGroup.POST, registries), ctx)
@@ -244,27 +229,32 @@ class Session:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
 
-    async def _await_step(self, step: StepState, executor: _Executor, options: RunOptions | None) -> list[Any]:
-        timeout_ms = options.timeout_in_ms if options is not None else 0
+    async def _await_step(self, step: StepState, executor: CachedExecutor, options: RunOptions) -> list[Any]:
+        timeout_ms = options.timeout_in_ms
         try:
-            if timeout_ms and timeout_ms > 0:
-                async with asyncio.timeout(timeout_ms / 1000.0):
-                    return await step.future
-            return await step.future
+            if timeout_ms < 0:
+                return await step.future
+            async with asyncio.timeout(timeout_ms / 1000.0):
+                return await step.future
         except TimeoutError:
-            err = DeadlineExceededError(None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}")
-            executor.refs[0].tell(AbortStep(step, err))
-            raise err from None
-        except asyncio.CancelledError:
-            self._cancel(step, executor)
+            pass  # raised below, outside this handler, so the error does not chain the TimeoutError
+        except BaseException:
+            del step, executor  # as in _run_plan
             raise
+        error = DeadlineExceededError(None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}")
+        executor.refs[0].tell(AbortStep(step, error))
+        try:
+            raise error
+        finally:
+            # as in _run_plan: no cycle error -> this frame -> step (or error) -> error
+            del error, step, executor
 
     @staticmethod
-    def _cancel(step: StepState, executor: _Executor) -> None:
+    def _cancel(step: StepState, executor: CachedExecutor) -> None:
         if not step.future.done() or step.future.cancelled():
             executor.refs[0].tell(AbortStep(step, CancelledError(None, None, "the caller's task was cancelled")))
 
-    def _executor_for(self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]) -> tuple[_Executor, list[int] | None]:
+    def _executor_for(self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]) -> tuple[CachedExecutor, list[int] | None]:
         """The cached executor for the sorted (feeds, fetches, targets), and where each fetch lands."""
         fast_key = tuple(feeds)
         hit = plan.executors.get(fast_key)
@@ -284,7 +274,7 @@ class Session:
         hit = plan.executors[fast_key] = (ex, None if perm == list(range(len(perm))) else perm)
         return hit
 
-    def _build_executor(self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]) -> _Executor:
+    def _build_executor(self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]) -> CachedExecutor:
         assert self._devices is not None
         ctx = self._device_context()
         run_fetches, run_targets, run_feeds = fetches, targets, feeds
@@ -300,7 +290,7 @@ class Session:
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
-        return _Executor(plans, refs, feeds, job_services(rt).next_graph_id())
+        return CachedExecutor(plans, refs, feeds, job_services(rt).next_graph_id())
 
     # -- feeds ----------------------------------------------------------------------------
     def _feed_tensor(self, key: Any) -> Tensor:
@@ -372,9 +362,12 @@ class Session:
         self._closed = True
         for step in list(self._inflight):
             step.aborted = True
+            error = CancelledError(None, None, "the session was closed while the step was running")
+            step.rendezvous.abort(error)  # pending receives fail and drop the step
             if not step.future.done():
-                step.future.set_exception(CancelledError(None, None, "the session was closed while the step was running"))
-        stops = [ref.stop() for ex in self._executors.values() for ref in ex.refs if ref.is_alive]
+                step.future.set_exception(error)
+        executors = list(self._executors.values())
+        stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
         self._executors.clear()
         self._plans.clear()
         services = None
@@ -390,6 +383,9 @@ class Session:
                 await services.release(service)
         if stops:
             await asyncio.gather(*stops, return_exceptions=True)
+        for ex in executors:
+            ex.release()
+        self._resources.release()
         if self._trace_all:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)

@@ -251,11 +251,27 @@ def as_op_error(exc: BaseException, op: Any) -> OpError:
     else:
         cls = next((c for base, c in _KERNEL_ERRORS if isinstance(exc, base)), InternalError)
         err = cls(None, op, f"{op.type} kernel of {op.name} failed: {type(exc).__name__}: {exc}")
-    # Keep the traceback's lines but not the kernel frames' locals: they hold the step's tensors
-    # (and their device memory) for as long as the caller keeps the error.
-    traceback.clear_frames(exc.__traceback__)
+    _traceback_to_note(exc)
     err.__cause__ = exc
     return err
+
+
+def _traceback_to_note(exc: BaseException) -> None:
+    """Keep the lines of the kernel's traceback (as a note, shown with the error) but not its
+    frames: their locals hold the step's tensors (device memory) for as long as the caller keeps
+    the error, and a frame still running when the error is handed over (a worker thread's, an
+    actor handler's) can neither be cleared nor let go, and leads back to the step and so to
+    the error: a cycle that only the garbage collector would free."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        tb = current.__traceback__
+        if tb is not None:
+            lines = "".join(traceback.format_tb(tb)).rstrip()
+            current.add_note(f"Traceback of the kernel (most recent call last):\n{lines}")
+            current.__traceback__ = None
+        current = current.__cause__ or current.__context__
 
 
 class EngineError(AntColonyError, RuntimeError):

@@ -30,6 +30,8 @@ class VarRef:
             ) from None
 
     def write(self, value: Any) -> Any:
+        if self.store.released:
+            return value  # a write by a step cut short by close(): kept by nobody
         account = self.store.accountants.get(self.name)
         if account is not None:
             value = account(value)
@@ -48,6 +50,13 @@ class VariableStore:
         self.values: dict[str, Any] = {}
         # name -> charge function of the GPU memory holding the variable (absent on the host)
         self.accountants: dict[str, Any] = {}
+        self.released = False
+
+    def release(self) -> None:
+        """Drop every value (the session closed); later writes are not kept."""
+        self.released = True
+        self.values.clear()
+        self.accountants.clear()
 
     def ref(self, name: str, op: Any) -> VarRef:
         return VarRef(self, name, op)
@@ -62,6 +71,14 @@ class SessionResources:
         self.engine_vars: dict[str, Any] = {}
         self._rngs: dict[str, np.random.Generator] = {}
         self._seed = seed
+
+    def release(self) -> None:
+        """The session closed: drop the variables' values now. Kernels of the session's executors
+        reference these resources, and whoever still holds an executor (a callable from
+        ``make_callable``, the traceback of an error a caller kept) must not hold their memory."""
+        self.variables.release()
+        self.engine_vars.clear()
+        self._rngs.clear()
 
     def rng_for(self, op: Any) -> np.random.Generator:
         """A generator per random op, seeded from the graph and op seeds when given (as TF)."""

@@ -53,8 +53,10 @@ async def test_close_with_runs_in_flight_returns_device_memory_to_baseline():
     await sess.close()
     results = await asyncio.gather(*runs, return_exceptions=True)
     assert all(isinstance(r, ac.errors.CancelledError) for r in results), results
-    # kernels already on the stream finish; their results must be dropped, not parked
-    assert await _bytes_in_use_settles(sess, baseline, within=5.0) == baseline
+    # kernels already on the stream finish; their results must be dropped, not parked; and the
+    # closed session's executors let go of the constant they bound, though `results` holds
+    # the runs' errors (whose tracebacks reach the executors): nothing is left on the device
+    assert await _bytes_in_use_settles(sess, 0, within=5.0) == 0
 
 
 async def test_undelivered_messages_keep_a_description_not_the_payload():

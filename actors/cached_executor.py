@@ -1,0 +1,36 @@
+"""The executors of one cached ``Session.run`` key: one ExecutorActor per device partition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from antcolony.actors.planner import ExecutorPlan
+from antcolony.devices.device_set import HOST
+from antcolony.graph.core import Tensor
+
+
+class CachedExecutor:
+    """The executors (one per device partition) of one cached key."""
+
+    __slots__ = ("coordinator", "devices", "feeds", "graph_id", "plans", "refs")
+
+    def __init__(self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str) -> None:
+        self.plans = plans
+        self.refs = refs
+        self.feeds = feeds
+        # the host partition's executor: fetches are served there, and it completes the step
+        self.coordinator = next(r for p, r in zip(plans, refs) if p.device == HOST)
+        self.graph_id = graph_id
+        self.devices = tuple(p.device for p in plans)
+
+    @property
+    def alive(self) -> bool:
+        # The executors of a key start and stop together.
+        return self.refs[0].is_alive
+
+    def release(self) -> None:
+        """Drop the constants bound on devices (stopped executors may still be referenced: by a
+        FetchPlan in a make_callable closure, by the frames of an error a caller keeps)."""
+        for plan in self.plans:
+            for spec in plan.specs:
+                spec.bound_inputs.clear()
