@@ -200,12 +200,18 @@ class ResourceManager:
         return dict(enumerate(stats))
 
     async def aclose(self) -> None:
-        """Wake suspended callers (they get CancelledError), stop the listener, unpace the GPUs."""
+        """Wake suspended callers (they get CancelledError), stop the listener, unpace the GPUs and
+        give them back their initial memory limits: no session follows the config any more."""
         self._closed = True
         self._resume.set()
         if self.perf_control != 100:
             for worker in self.devices.gpu_workers:
                 if worker.is_alive:
                     worker.tell(SetComputeShare(100))
+        for index in self.limits:
+            memory = self.devices.memory(index)
+            memory.adjust_limit(memory.adjustable.max_limit)
+        self.limits.clear()
+        self._targets.clear()
         if self.listener.is_alive:
             await self.listener.stop()

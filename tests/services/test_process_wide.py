@@ -110,3 +110,16 @@ async def test_a_second_config_file_in_one_process_is_refused_with_the_file_in_f
     async with ac.Session(g, config=other) as c:
         await c.run(t["init"])
         assert c.resource_manager.path == str(tmp_path / "other.json")
+
+
+async def test_when_no_session_follows_the_config_any_more_the_gpu_gets_its_initial_limit_back(tmp_path):
+    write_json(tmp_path / "job.json", {"gpuConfigInfo": {BUS: {"maxDeviceMem": 8 * MiB}}, "perfControl": 50})
+    g, t = _model(32, 8)
+    async with ac.Session(g, config=_config(tmp_path)) as a:
+        await a.resource_manager.refresh()
+        await a.run(t["init"])
+        assert a.memory_stats("/gpu:0").bytes_limit == 8 * MiB
+    plain = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB)
+    async with ac.Session(g, config=plain) as b:  # same process, no config file
+        await b.run(t["init"])
+        assert b.memory_stats("/gpu:0").bytes_limit == 256 * MiB
