@@ -67,7 +67,10 @@ def _resolve(graph: Graph, leaf: Any) -> Tensor | Operation:
     if leaf is None:
         raise InvalidFetchError(None, None, "Fetch argument None is invalid; fetch a Tensor, Operation or name")
     try:
-        return graph.as_graph_element(leaf)
+        element = graph.as_graph_element(leaf)
+        if isinstance(element, Tensor) and element.op.type == "VariableV2":
+            return graph.fetch_read_of(element)  # a variable's reference fetches its value, as in TF1
+        return element
     except GraphError as exc:
         raise InvalidFetchError(
             None, None, f"Fetch argument {leaf!r} cannot be interpreted as a Tensor or Operation: {exc}; fetch "

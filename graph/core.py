@@ -151,6 +151,7 @@ class Graph:
     def __init__(self) -> None:
         self._ops: list[Operation] = []
         self._by_name: dict[str, Operation] = {}
+        self._fetch_reads: dict[Tensor, Tensor] = {}  # VariableV2 output -> the read its fetches run
         self._name_counts: dict[str, int] = {}
         self._name_stack = ""
         self._device_stack: list[str] = []
@@ -328,6 +329,7 @@ class Graph:
                 raise GraphError(f"input {t!r} to a new {op_type} op is not a Tensor")
             if t.graph is not self:
                 raise GraphError(f"input {t.name} to a new {op_type} op belongs to another graph")
+        inputs = [self._dereferenced(t, op_type, i, op_def) for i, t in enumerate(inputs)]
         full = self._op_name(name or op_type)
         device = self._device_stack[-1] if self._device_stack else ""
         ctrl = list(control_inputs)
@@ -354,6 +356,27 @@ class Graph:
             ctx.add_op(op)
         return op
 
+    def read_of(self, ref: Tensor) -> Tensor:
+        """A new read of the variable whose reference ``ref`` is (a ``VariableV2`` output), in the
+        current control context: what TF1 gives where a reference meets a value input."""
+        with self.name_scope(ref.op.name + "/"):
+            return self.create_op("ReadVariable", [ref], None, "read").outputs[0]
+
+    def fetch_read_of(self, ref: Tensor) -> Tensor:
+        """The read a fetch of ``ref`` runs: made once per variable, outside any control
+        dependency or device scope in force, so repeated fetches reuse one op (and executor)."""
+        read = self._fetch_reads.get(ref)
+        if read is None:
+            with self.control_dependencies(None), self.device(None):
+                read = self._fetch_reads[ref] = self.read_of(ref)
+        return read
+
+    def _dereferenced(self, t: Tensor, op_type: str, slot: int, op_def: OpDef) -> Tensor:
+        # Control-flow ops forward a reference as it is (TF's RefSwitch, RefEnter, ...).
+        if t.op.type != "VariableV2" or slot in op_def.ref_inputs or op_type in _ref_forwarding():
+            return t
+        return self.read_of(t)
+
     def _op_name(self, name: str) -> str:
         # A name ending in "/" is a scope name already made unique: use it verbatim (as TF).
         if name.endswith("/"):
@@ -377,6 +400,12 @@ class Graph:
     def next_op_seed(self) -> int:
         self._op_seed_counter += 1
         return self._op_seed_counter
+
+
+def _ref_forwarding() -> frozenset[str]:
+    from .control_flow.ops import CONTROL_FLOW_OPS  # control_flow imports this module
+
+    return CONTROL_FLOW_OPS
 
 
 def get_default_graph() -> Graph:

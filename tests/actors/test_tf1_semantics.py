@@ -150,3 +150,23 @@ async def test_numpy_arrays_on_the_left_of_a_variable_use_the_variables_operator
     async with ac.Session(g) as sess:
         await sess.run(init)
         np.testing.assert_allclose(await sess.run(r), [4.0, 9.0])
+
+
+async def test_a_variable_reference_by_name_reads_the_variable_where_it_is_used_and_when_fetched():
+    g = ac.Graph()
+    with g.as_default():
+        v = ac.Variable(np.float32(3.0), name="v")
+        ref = g.get_tensor_by_name("v:0")
+        y = ref + 1.0  # a reference meeting a value input is read there, as in TF1
+        bump = ac.assign_add(v, 2.0)
+        with ac.control_dependencies([bump]):
+            after = ac.identity(g.get_tensor_by_name("v:0"))  # read after the dependency
+    async with ac.Session(g) as sess:
+        await sess.run(v.initializer)
+        assert await sess.run("v:0") == 3.0 and await sess.run([ref]) == [3.0]
+        assert await sess.run(y) == 4.0
+        assert await sess.run(after) == 5.0
+        ops_before = len(g.get_operations())
+        for _ in range(3):
+            assert await sess.run(["v:0"]) == [5.0]
+        assert len(g.get_operations()) == ops_before  # repeated fetches reuse one read
