@@ -123,7 +123,15 @@ def _enter(op: Operation, name: str, frame: Frame) -> Frame:
         raise GraphError(
             f"{_where(op, name)}: field 'attr' has parallel_iterations {iterations!r:.40}; it must be an integer >= 1"
         )
-    return (*frame, str(op.attrs["frame_name"]))
+    frame_name = str(op.attrs["frame_name"])
+    if frame_name in frame:
+        # The runtime keys a loop's frames by name within their parent loop's: a loop inside a
+        # loop of the same name would never see its iterations end.
+        raise GraphError(
+            f"{_where(op, name)}: field 'attr' enters frame {frame_name!r:.40} from inside a frame of the same "
+            "name; nested while loops need distinct frame names"
+        )
+    return (*frame, frame_name)
 
 
 def _check_loop_merge(op: Operation, name: str, frame: Frame, next_frames: list[Frame]) -> None:

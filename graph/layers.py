@@ -120,11 +120,3 @@ def flatten(inputs: Any, name: str | None = None, data_format: str = "channels_l
         raise GraphError(
             f"flatten: {x.name} has shape {x.shape}; either its first dimension or all the others must be known"
         )
-        if len(x._shape) < 1:
-            raise GraphError(f"flatten needs an input of rank >= 1, but {x.name} is a scalar")
-        rest = x._shape[1:]
-        if all(d is not None for d in rest):
-            return reshape(x, [-1, int(np.prod(rest, dtype=np.int64))])
-        if x._shape[0] is not None:
-            return reshape(x, [int(x._shape[0]), -1])
-        return reshape(x, stack([shape_of(x)[0], -1]))

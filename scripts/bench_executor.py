@@ -11,7 +11,6 @@ add_n; the fixed cost of ``session.run`` on a one-node graph; the speedup of 16 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import os
 import statistics

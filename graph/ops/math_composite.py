@@ -4,7 +4,7 @@ tensordot, cumsum. Their gradients are the parts' gradients."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -161,6 +161,11 @@ def _with_nodes(*nodes: dict[str, Any]) -> dict[str, Any]:
        "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 1}},
       {"name": "n", "op": "Add", "input": ["e:0", "a:0"]}],
      r"node 'n' \(Add\): field 'input' mixes tensors of different while-loop frames"),
+    ([{"name": "e", "op": "Enter", "input": ["a:0"],
+       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}},
+      {"name": "e2", "op": "Enter", "input": ["e:0"],
+       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}}],
+     r"node 'e2' \(Enter\): field 'attr' enters frame 'f' from inside a frame of the same name"),
 ])
 def test_graph_defs_that_would_fail_inside_the_runtime_are_rejected_at_import(nodes: list, words: str) -> None:
     with ac.Graph().as_default() as g, pytest.raises(GraphError, match=words):
