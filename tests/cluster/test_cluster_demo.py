@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Set before ray is imported (tests/cluster/conftest.py does it for the whole package too).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
