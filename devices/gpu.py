@@ -23,7 +23,7 @@ from antcolony.actors.actor import Actor
 from antcolony.actors.messages import Completed, Launch
 
 from .backends.base import GpuBackend, Stream
-from .gpu_share import ComputeShare, GetShareStats, OwedIdle, SetComputeShare
+from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 
 
 class GpuWorker(Actor):
@@ -54,12 +54,12 @@ class GpuWorker(Actor):
             self._dispatch(kind)
         elif type(msg) is SetComputeShare:
             self.share.set_percent(msg.percent)
-            if self._wake is not None:  # a held launch follows the new share, not the old debt
-                self._wake.cancel()
-                self._wake = None
-                self._dispatch("compute")
+            self._rehold()
         elif type(msg) is OwedIdle:
-            return max(self.share.owed_now(), 0.0)
+            return self.share.owed_now()
+        elif type(msg) is DeferIdle:
+            self.share.defer(msg.seconds, msg.allowance)
+            self._rehold()
         elif type(msg) is GetShareStats:
             return self.share.stats()
         return None
@@ -99,6 +99,13 @@ class GpuWorker(Actor):
             return False
         self._wake = self.runtime.loop.call_later(wait, self._woken, now)
         return True
+
+    def _rehold(self) -> None:
+        """A held launch follows the share as it is now, not the debt it was held for."""
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+            self._dispatch("compute")
 
     def _woken(self, since: float) -> None:
         self._wake = None
