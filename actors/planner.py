@@ -1,12 +1,13 @@
 """Planning a step: prune, place, partition, and wire node specs for one executor per device.
 
-Nothing here spawns actors: the result (one ``ExecutorPlan`` per partition) is pure wiring, which
-``ExecutorActor`` turns into node actors.
+Nothing here spawns actors: the result (one ``ExecutorPlan`` per partition, its node specs
+frozen) is wiring, which ``ExecutorActor`` turns into node actors. Kernels, workers and bound
+constants come from the ``DeviceContext``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
 from antcolony.actors.messages import CONTROL
@@ -106,10 +107,10 @@ def _plan_partition(
     feed_index = {id(t): i for i, t in enumerate(feeds)}
     bound = {id(op): ctx.const_value(op, device) for op in part.ops if _bindable(op, fetched_ops, placement)}
     ops = [op for op in part.ops if id(op) not in bound]
-    specs = [_op_spec(op, device, ctx) for op in ops] + [_recv_spec(tr, ctx) for tr in part.recvs]
+    specs = [_Draft(_op_spec(op, device, ctx)) for op in ops] + [_Draft(_recv_spec(tr, ctx)) for tr in part.recvs]
     index = {id(op): i for i, op in enumerate(ops)}
     recv_index = {tr.key: len(ops) + k for k, tr in enumerate(part.recvs)}
-    plan = ExecutorPlan(device, specs, list(feeds))
+    plan = ExecutorPlan(device, [], list(feeds))
     incoming = [0] * len(specs)
     for i, op in enumerate(ops):
         for slot, t in enumerate(op.inputs):
@@ -129,9 +130,9 @@ def _plan_partition(
                 where = recv_index[f"^{c.name};{placement[id(c)]};{device}"]
             specs[where].out_edges.append((0, i, CONTROL))
             incoming[i] += 1
-    _wire_sends(plan, part, index, feed_index)
+    _wire_sends(plan, specs, part, index, feed_index)
     if device == HOST:
-        _wire_fetches(plan, fetches, feed_index, index, recv_index, placement)
+        _wire_fetches(plan, specs, fetches, feed_index, index, recv_index, placement)
     for i, spec in enumerate(specs):
         spec.expected = incoming[i] or 1
         if not incoming[i]:
@@ -141,7 +142,30 @@ def _plan_partition(
         for spec in specs:
             spec.may_be_dead = True
         _count_constants(specs)
+    plan.specs = [spec.freeze() for spec in specs]
     return plan
+
+
+class _Draft:
+    """A node spec being wired: list fields grow, scalars are set; ``freeze`` makes the NodeSpec."""
+
+    def __init__(self, base: NodeSpec) -> None:
+        self.base = base
+        self.out_edges: list[tuple[int, int, int]] = []
+        self.fetch_slots: list[tuple[int, int]] = []
+        self.bound_inputs: list[tuple[int, Any]] = []
+        self.send_keys: list[tuple[int, str]] = []
+        self.expected = 1
+        self.may_be_dead = False
+        self.role = base.role
+        self.role_attrs = dict(base.role_attrs)
+
+    def freeze(self) -> NodeSpec:
+        return replace(
+            self.base, out_edges=tuple(self.out_edges), fetch_slots=tuple(self.fetch_slots),
+            bound_inputs=tuple(self.bound_inputs), send_keys=tuple(self.send_keys), expected=self.expected,
+            may_be_dead=self.may_be_dead, role_attrs=self.role_attrs,
+        )
 
 
 def _source(
@@ -161,18 +185,20 @@ def _source(
     return ("recv", recv_index[f"{t.name};{placement[id(t.op)]};{device}"])
 
 
-def _wire_sends(plan: ExecutorPlan, part: Partition, index: dict[int, int], feed_index: dict[int, int]) -> None:
+def _wire_sends(
+    plan: ExecutorPlan, specs: list[_Draft], part: Partition, index: dict[int, int], feed_index: dict[int, int],
+) -> None:
     for tr in part.sends:
         if tr.tensor is not None and id(tr.tensor) in feed_index:
             plan.feed_sends.append((feed_index[id(tr.tensor)], tr.key))
         elif tr.tensor is not None:
-            plan.specs[index[id(tr.tensor.op)]].send_keys.append((tr.tensor.value_index, tr.key))
+            specs[index[id(tr.tensor.op)]].send_keys.append((tr.tensor.value_index, tr.key))
         else:
-            plan.specs[index[id(tr.control_src)]].send_keys.append((CONTROL, tr.key))
+            specs[index[id(tr.control_src)]].send_keys.append((CONTROL, tr.key))
 
 
 def _wire_fetches(
-    plan: ExecutorPlan, fetches: Sequence[Tensor], feed_index: dict[int, int], index: dict[int, int],
+    plan: ExecutorPlan, specs: list[_Draft], fetches: Sequence[Tensor], feed_index: dict[int, int], index: dict[int, int],
     recv_index: dict[str, int], placement: dict[int, str],
 ) -> None:
     """Every fetch is served on the host: a fed value, a host node's output, or a Recv from a GPU."""
@@ -181,9 +207,9 @@ def _wire_fetches(
         if f is not None:
             plan.fed_fetches.append((j, f))
         elif placement[id(t.op)] == HOST:
-            plan.specs[index[id(t.op)]].fetch_slots.append((t.value_index, j))
+            specs[index[id(t.op)]].fetch_slots.append((t.value_index, j))
         else:
-            plan.specs[recv_index[f"{t.name};{placement[id(t.op)]};{HOST}"]].fetch_slots.append((0, j))
+            specs[recv_index[f"{t.name};{placement[id(t.op)]};{HOST}"]].fetch_slots.append((0, j))
 
 
 def _op_spec(op: Operation, device: str, ctx: DeviceContext) -> NodeSpec:
@@ -194,16 +220,14 @@ def _op_spec(op: Operation, device: str, ctx: DeviceContext) -> NodeSpec:
         )
     compute, expensive, blocking = ctx.kernel(op, device)
     on_gpu = device != HOST
-    spec = NodeSpec(
+    access = ctx.engine_access(op, device)
+    engine, reads, writes = access if access is not None else (None, (), ())
+    return NodeSpec(
         op=op, compute=compute, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1,
         # GPU kernels always go to a stream; CPU kernels when expensive and large, or blocking.
         expensive=expensive or on_gpu, inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
-        device=device, worker=ctx.worker(device),
+        device=device, worker=ctx.worker(device), engine=engine, var_reads=reads, var_writes=writes,
     )
-    access = ctx.engine_access(op, device)
-    if access is not None:
-        spec.engine, spec.var_reads, spec.var_writes = access
-    return spec
 
 
 def _role_attrs(op: Operation) -> dict[str, Any]:
@@ -217,7 +241,7 @@ def _role_attrs(op: Operation) -> dict[str, Any]:
     return {}
 
 
-def _count_constants(specs: list[NodeSpec]) -> None:
+def _count_constants(specs: list[_Draft]) -> None:
     """Each Enter learns how many loop invariants its frame receives (an iteration is finished
     only once they all arrived)."""
     constants: dict[str, int] = {}

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import Completed, Launch
+from antcolony.devices.launch import KernelDone, Launch
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ class CpuWorker(Actor):
     the rest by priority (higher first, FIFO within a priority). Launches with priority > 0 run on
     a separate high-priority pool shared by all devices (MXNet's CPU priority workers), so they
     never wait behind long kernels. Completion is posted back to the loop with
-    ``call_soon_threadsafe`` as a ``Completed`` message to the launching node.
+    ``call_soon_threadsafe`` as a ``KernelDone`` message to the launching node.
     """
 
     def __init__(self, threads: int, priority_threads: int = 4) -> None:
@@ -78,7 +78,7 @@ class CpuWorker(Actor):
 
     def _finish(self, reply_to: Any, cell: list[Any], meta: tuple[Any, ...], counted: bool) -> None:
         step, err, start, end, worker = meta
-        reply_to.tell(Completed(step, cell.pop() if cell else None, err, start, end, worker))
+        reply_to.tell(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
         if counted:
             self.ref.tell("finished")
 

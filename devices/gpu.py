@@ -4,7 +4,7 @@ One actor per GPU receives ``Launch`` messages; ``kind="copy"`` work goes to the
 so transfers overlap compute, other work to the least recently used free compute stream. Each
 stream holds at most one launch in flight, so a priority queue (higher first, FIFO within a
 priority) decides what runs next. Completion arrives from the backend's stream callback, on the
-loop, and is forwarded to the launching node as ``Completed``.
+loop, and is forwarded to the launching node as ``KernelDone``.
 
 Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
 device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not
@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import Completed, Launch
+from antcolony.devices.launch import KernelDone, Launch
 
 from .backends.base import GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
@@ -76,7 +76,7 @@ class GpuWorker(Actor):
 
             def on_done(result: Any, error: BaseException | None, start: float, end: float,
                         launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
-                launch.reply_to.tell(Completed(launch.step, result, error, start, end, label))
+                launch.reply_to.tell(KernelDone(launch.step, result, error, start, end, label))
                 self.free[kind].append(stream)
                 if compute:
                     self.share.finished(start, end)

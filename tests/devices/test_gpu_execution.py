@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import antcolony as ac
-from antcolony.actors.messages import Completed, Launch
+from antcolony.devices.launch import KernelDone, Launch
 from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
@@ -154,7 +154,7 @@ class _Collector(Actor):
         self.done = done
         self.expected = expected
 
-    def on_receive(self, msg: Completed) -> None:
+    def on_receive(self, msg: KernelDone) -> None:
         self.order.append(msg.outputs)
         if len(self.order) == self.expected and not self.done.done():
             self.done.set_result(None)
