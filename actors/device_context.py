@@ -20,7 +20,8 @@ def _device_type(device: str) -> str:
 
 
 class SessionDevices:
-    """Implements ``planner.DeviceContext`` over a DeviceSet for one session's resources."""
+    """Implements ``planner.PlacementContext`` and ``planner.ResourceContext`` over a DeviceSet
+    for one session's resources."""
 
     def __init__(self, devices: DeviceSet, resources: Any, config: SessionConfig) -> None:
         self.devices = devices

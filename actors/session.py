@@ -14,7 +14,7 @@ from antcolony.actors.executor import ExecutorActor
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
-from antcolony.actors.planner import plan_step
+from antcolony.actors.planner import bind_plans, plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
 from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
@@ -287,6 +287,7 @@ class Session:
             run_fetches, run_feeds = ([g.get_tensor_by_name(t.name) for t in ts] for ts in (fetches, feeds))
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
+        bind_plans(plans, ctx)
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
