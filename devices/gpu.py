@@ -56,7 +56,7 @@ class GpuWorker(Actor):
             self.share.set_percent(msg.percent)
             self._rehold()
         elif type(msg) is OwedIdle:
-            return self.share.owed_now()
+            return self.share.owed_now(), self.share.busy_s
         elif type(msg) is DeferIdle:
             self.share.defer(msg.seconds, msg.allowance)
             self._rehold()

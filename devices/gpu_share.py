@@ -42,7 +42,8 @@ class SetComputeShare:
 
 @dataclass(frozen=True)
 class OwedIdle:
-    """Ask a GPU worker: seconds of idle time the device still owes now (negative: its credit)."""
+    """Ask a GPU worker: ``(owed, busy)``: seconds of idle time the device still owes now
+    (negative: its credit), and its busy time so far (the union of its kernels, seconds)."""
 
 
 @dataclass(frozen=True)

@@ -83,8 +83,11 @@ class ResourceManager:
         self._paused = self._suspended = 0.0
         self._applied = 0
         self._latency: float | None = None
-        # session -> (its smoother, when its last pause ended); a new perfControl starts afresh
-        self._smoothers: weakref.WeakKeyDictionary[Any, tuple[StepSmoother, float]] = weakref.WeakKeyDictionary()
+        # session -> (its smoother, when its last pause ended, its GPUs' busy totals then); a new
+        # perfControl starts afresh
+        self._smoothers: weakref.WeakKeyDictionary[Any, tuple[StepSmoother, float | None, dict[Any, float]]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.listener = spawn_file_listener(path, poll_interval, subscribers=(self._on_snapshot,), name=f"config:{path}")
         self.action = RunAction(f"resource_manager:{path}", RunGroup.POST, PHASE, self.after_step, (CancelledError,))
 
@@ -158,21 +161,22 @@ class ResourceManager:
         workers = [self.devices.worker_for(d) for d in ctx.devices if d != HOST]
         if not workers:
             return
-        owed = await asyncio.gather(*(w.ask(OwedIdle()) for w in workers))
+        replies = await asyncio.gather(*(w.ask(OwedIdle()) for w in workers))
         now = time.perf_counter()
-        smoother, last_end = self._smoothers.get(ctx.session, (None, None))
-        if smoother is None:
-            smoother, step_s = StepSmoother(), ctx.duration_us / 1e6
-        else:
-            step_s = now - last_end
-        pause = smoother.pause(step_s, max(owed), self.perf_control)
+        smoother, last_end, seen = self._smoothers.get(ctx.session, (StepSmoother(), None, {}))
+        step_s = ctx.duration_us / 1e6 if last_end is None else now - last_end
+        # the step's GPU busy time: on its busiest GPU, since this session's last step ended
+        busy_s = None if last_end is None else max(busy - seen.get(w, busy) for w, (_, busy) in zip(workers, replies))
+        owed = [o for o, _ in replies]
+        pause = smoother.pause(step_s, max(owed), busy_s, self.perf_control)
         allowance = smoother.allowance(self.perf_control)
         for worker, its_owed in zip(workers, owed):
             worker.tell(DeferIdle(its_owed - pause, allowance))
         if pause > 0:
             self._paused += pause
             await asyncio.sleep(pause)
-        self._smoothers[ctx.session] = (smoother, time.perf_counter())
+        seen.update((w, busy) for w, (_, busy) in zip(workers, replies))
+        self._smoothers[ctx.session] = (smoother, time.perf_counter(), seen)
 
     async def _suspend(self, session: Any) -> None:
         logger.info("%s: perfControl 0: job suspended at a step boundary (memory kept)", self.path)

@@ -36,13 +36,19 @@ class StepSmoother:
     mean_s: float | None = None
     left_s: float = 0.0  # what the last pause left owed (negative: granted)
 
-    def pause(self, step_s: float, owed_s: float, percent: int) -> float:
-        """Seconds to pause after a step that lasted ``step_s`` while its GPUs owe ``owed_s`` of
-        idle time (negative: credit) at perfControl ``percent``. ``owed_s - pause`` is what stays
-        deferred (or is granted), at most half the idle time of a mean step either way (a later
-        step gives back part of its own idle)."""
-        # the step's own length paid in full: what the last pause left is not this step's
-        full = max(step_s + owed_s - self.left_s, 0.0)
+    def pause(self, step_s: float, owed_s: float, busy_s: float | None, percent: int) -> float:
+        """Seconds to pause after a step that lasted ``step_s``, kept its GPUs busy ``busy_s``
+        and left them owing ``owed_s`` of idle time (negative: credit) at perfControl
+        ``percent``. ``owed_s - pause`` is what stays deferred (or is granted), at most half the
+        idle time of a mean step either way (a later step gives back part of its own idle).
+        ``busy_s`` None (the first step seen) pays the step's debt in full."""
+        if busy_s is None:
+            pause = max(owed_s, 0.0)
+            self.left_s = owed_s - pause
+            return pause
+        # The mean follows what the GPU work asks for (busy * 100 / p), not the step's own
+        # length: a step stalled on the host must not stretch the steps after it.
+        full = busy_s * 100 / percent
         self.mean_s = full if self.mean_s is None else self.mean_s + ALPHA * (full - self.mean_s)
         even = self.mean_s - step_s  # the pause that makes this step last the mean
         pause = even + BLEND * (owed_s - even)

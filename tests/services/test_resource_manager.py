@@ -193,7 +193,10 @@ async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_p
     assert 0.42 <= busy <= 0.58, (busy, times)
 
 
-async def test_pacing_holds_launches_without_blocking_the_loop(tmp_path):
+async def test_pacing_never_blocks_the_loop(tmp_path):
+    """Held launches (loop timers) and post-step pauses (asyncio sleeps) make the job idle 80 %
+    of the time while the loop keeps turning. Since the step smoother, a step's own debt is
+    mostly paid by the pause (launches are held only past the allowance; test_step_smoother.py)."""
     path = tmp_path / "job.json"
     write_config(path, perfControl=20)
     g, t = _model(size=384, depth=8)
@@ -214,10 +217,11 @@ async def test_pacing_holds_launches_without_blocking_the_loop(tmp_path):
         wall = time.perf_counter() - start
         task.cancel()
         held = (await sess.resource_manager.share_stats())[0].held_s
+        paused = sess.resource_manager.stats().paused_s
     gaps = np.diff(ticks)
-    # the loop kept turning while launches were held (no busy wait, no blocking sleep)
+    # the loop kept turning while the job idled (no busy wait, no blocking sleep)
     assert len(ticks) > wall / 0.02 and gaps.max() < 0.05, (len(ticks), wall, gaps.max())
-    assert held > 0.3 * wall, (held, wall)
+    assert held + paused > 0.5 * wall, (held, paused, wall)
 
 
 async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(tmp_path):

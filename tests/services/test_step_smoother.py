@@ -35,7 +35,8 @@ def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = 
     share.set_percent(percent)
     smoother = StepSmoother()
     times, marks, busy, last_end = [], [], 0.0, 0.0
-    for kernels in steps:
+    for n, kernels in enumerate(steps):
+        busy_before = busy
         for gap, length in kernels:
             clock.now += gap
             clock.now += share.hold_for(clock.now)
@@ -45,7 +46,8 @@ def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = 
             busy += length
         owed = share.owed_now()
         if smooth:
-            pause = smoother.pause(clock.now - last_end, owed, percent)
+            step_busy = None if n == 0 else busy - busy_before  # as the manager: none for the first
+            pause = smoother.pause(clock.now - last_end, owed, step_busy, percent)
             share.defer(owed - pause, smoother.allowance(percent))
         else:
             pause = max(owed, 0.0)
@@ -107,7 +109,7 @@ def test_a_long_step_is_held_inside_once_past_its_allowance():
             share.finished(clock.now, clock.now + length)
             clock.now += length
         owed = share.owed_now()
-        pause = smoother.pause(clock.now - last_end, owed, 25)
+        pause = smoother.pause(clock.now - last_end, owed, None if i == 0 else sum(k[1] for k in kernels), 25)
         share.defer(owed - pause, smoother.allowance(25))
         clock.now += pause
         last_end = clock.now
@@ -131,3 +133,14 @@ def test_random_steps_keep_the_share(percent, steps):
     assert busy / (wall + max(owed, 0.0)) <= percent / 100 + 0.002
     assert busy / wall <= percent / 100 + 0.05
     assert busy / wall >= target - 0.05, (busy / wall, target)
+
+
+@pytest.mark.parametrize("percent", [25, 50, 75])
+def test_a_step_stalled_on_the_host_does_not_stretch_the_steps_after_it(percent):
+    """Host time is not GPU work: after a step that waited 300 ms on the host, the next steps
+    are paced by what their kernels ask for, so the busy fraction right after stays the target."""
+    steps = noisy_steps(random.Random(7), 30, cv=0.0)
+    steps[10] = [(0.3, 3 * MS)] + steps[10][1:]  # 300 ms of host work before the first launch
+    _, marks, _ = replay(percent, steps)
+    (w0, b0), (w1, b1) = marks[10], marks[18]
+    assert (b1 - b0) / (w1 - w0) == pytest.approx(percent / 100, abs=0.03)
