@@ -14,7 +14,6 @@ from .variables import (
     Variable, global_variables, global_variables_initializer, trainable_variables, variables_initializer,
 )
 from . import ops  # noqa: E402  (registers every op type)
-from .ops import operators  # noqa: E402,F401  (Tensor and Variable operators)
 from . import control_flow  # noqa: E402,F401  (registers Switch, Merge, Enter, ... and cond/while_loop)
 
 __all__ = [

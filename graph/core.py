@@ -14,12 +14,13 @@ from antcolony.errors import GraphError
 from . import shapes as S
 from .device_spec import canonical_device
 from .registry import OpDef, get_op_def
+from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
 
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 
 
-class Tensor:
+class Tensor(TensorOperators):
     """One output of an Operation: a symbolic handle, valued only inside ``session.run``."""
 
     __slots__ = ("op", "value_index", "dtype", "_shape", "__weakref__")
@@ -64,8 +65,8 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<ac.Tensor '{self.name}' shape={S.format_shape(self._shape)} dtype={self.dtype.name}>"
 
-    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does;
-    # eval() by graph/default_session.py.
+    # Operators (+, -, @, ...) come from TensorOperators; eval() is attached by
+    # graph/default_session.py.
     __array_priority__ = 100
 
     def __bool__(self) -> bool:

@@ -10,13 +10,14 @@ from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
 from .ops.control import group
 from .ops.state import assign, assign_add, assign_sub, variable_op
+from .tensor_operators import TensorOperators
 
 GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
 TRAINABLE_VARIABLES = GraphKeys.TRAINABLE_VARIABLES
 LOCAL_VARIABLES = GraphKeys.LOCAL_VARIABLES
 
 
-class Variable:
+class Variable(TensorOperators):
     """A mutable tensor living in the session across steps.
 
     ``v.op`` is the VariableV2 op, ``v.initializer`` the op that assigns ``initial_value``;
