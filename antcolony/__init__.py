@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import logging
 
-from . import errors
-from .api import *  # noqa: F403 - the shared API (antcolony/api.py)
-from .api import __all__ as _api_names
-
 from antcolony.actors.session import Session
 from antcolony.graph import train
 from antcolony.runner import run
+
+from . import errors
+from .api import *  # noqa: F403 - the shared API (antcolony/api.py)
+from .api import __all__ as _api_names
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

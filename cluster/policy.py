@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Decision", "JobView", "PolicySettings", "PolicyState", "JobState", "decide"]
+__all__ = ["Decision", "JobState", "JobView", "PolicySettings", "PolicyState", "decide"]
 
 GUARANTEED = "guaranteed"
 OPPORTUNISTIC = "opportunistic"

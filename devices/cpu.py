@@ -66,7 +66,7 @@ class CpuWorker(Actor):
         err = None
         try:
             cell.append(launch.compute(*inputs))
-        except Exception as exc:  # noqa: BLE001 - reported to the node, which fails its step
+        except Exception as exc:
             err = exc
         del inputs  # freed before the completion is posted
         # The output rides in ``cell``, emptied on the loop, so this thread keeps no reference.

@@ -14,7 +14,8 @@ from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
 from .ops.array import reshape
 from .ops.control import identity
-from .ops.normalization import batch_normalization as nn_batch_normalization, moments
+from .ops.normalization import batch_normalization as nn_batch_normalization
+from .ops.normalization import moments
 from .ops.state import assign_sub
 from .variable_scope import get_variable, variable_scope
 from .variables import Variable

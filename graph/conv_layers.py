@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -12,11 +13,12 @@ from . import initializers as I
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
-from .ops.conv import avg_pool, conv2d as nn_conv2d, max_pool
+from .ops.conv import avg_pool, max_pool
+from .ops.conv import conv2d as nn_conv2d
 from .ops.nn import bias_add
 from .variable_scope import get_variable, variable_scope
 
-__all__ = ["conv2d", "max_pooling2d", "average_pooling2d"]
+__all__ = ["average_pooling2d", "conv2d", "max_pooling2d"]
 
 _FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
 

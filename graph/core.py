@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from antcolony.errors import AsyncOnlyError, NoDefaultSessionError
 

@@ -9,7 +9,8 @@ dtypes, tuples vs lists, None, bools, ints, floats including nan/inf, strings, n
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -18,7 +19,7 @@ from .core import Graph, Operation, Tensor, get_default_graph
 from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
 
-__all__ = ["GraphDef", "import_graph_def", "encode_attr_value", "decode_attr_value"]
+__all__ = ["GraphDef", "decode_attr_value", "encode_attr_value", "import_graph_def"]
 
 PRODUCER = 1
 MIN_CONSUMER = 1

@@ -8,13 +8,16 @@ shares them.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from antcolony.errors import GraphError
 
 from . import initializers as I
+from .batch_norm_layer import batch_normalization
+from .conv_layers import average_pooling2d, conv2d, max_pooling2d
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
@@ -25,10 +28,7 @@ from .ops.nn import bias_add
 from .ops.nn_composite import dropout as nn_dropout
 from .variable_scope import variable_scope
 
-from .batch_norm_layer import batch_normalization
-from .conv_layers import average_pooling2d, conv2d, max_pooling2d
-
-__all__ = ["dense", "dropout", "flatten", "batch_normalization", "conv2d", "max_pooling2d", "average_pooling2d"]
+__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
 
 
 def dense(

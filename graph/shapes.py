@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any, Optional
 
 import numpy as np
 
-Shape = Optional[Tuple[Optional[int], ...]]
+Shape = Optional[tuple[int | None, ...]]
 
 
 def as_shape(value: Any) -> Shape:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import enum
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
 from . import dtypes
-from . import shapes as S
 from . import initializers as I
+from . import shapes as S
 from .core import Graph, Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import graph_of

@@ -16,7 +16,8 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import numpy as np
 

@@ -314,7 +314,7 @@ class StatisticsDumper(Actor):
             return
         try:
             self._writer = self.runtime.create_task(self._write_loop(), name=f"{self.ref.name}.write")
-        except Exception as exc:  # noqa: BLE001 - the runtime is shutting down: nothing more to write
+        except Exception as exc:
             logger.debug("statistics: no write of %s: %r", self.path, exc)
             waiters, self._waiters = self._waiters, []
             _resolve(waiters, False)
@@ -352,7 +352,7 @@ class StatisticsDumper(Actor):
                      for key, f in fields.items()}
             status = build_status(usage, mini_batch, means)
             await write_status_atomic(self.path, status)
-        except Exception as exc:  # noqa: BLE001 - any failure is logged and retried, never raised
+        except Exception as exc:
             self._write_failed(exc, windows)
             return False
         if self._last_error is not None:

@@ -3,7 +3,8 @@ gather, where, broadcast."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -394,6 +395,21 @@ def one_hot(indices: Any, depth: int, dtype: Any = dtypes.float32, name: str | N
 not_differentiable("OneHot")
 
 __all__ = [
-    "shape", "size", "reshape", "transpose", "concat", "stack", "fill", "zeros", "ones",
-    "zeros_like", "ones_like", "broadcast_like", "gather", "where", "expand_dims", "one_hot", "graph_of",
+    "broadcast_like",
+    "concat",
+    "expand_dims",
+    "fill",
+    "gather",
+    "graph_of",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "reshape",
+    "shape",
+    "size",
+    "stack",
+    "transpose",
+    "where",
+    "zeros",
+    "zeros_like",
 ]

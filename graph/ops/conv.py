@@ -9,7 +9,8 @@ may be unknown); padding is TF's: SAME pads (total - total // 2) at the end, VAL
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .math import matmul
 from .reduction import reduce_max, reduce_sum
 from .slicing import strided_slice
 
-__all__ = ["conv2d", "max_pool", "avg_pool"]
+__all__ = ["avg_pool", "conv2d", "max_pool"]
 
 
 def _pair(value: Any, what: str) -> tuple[int, int]:

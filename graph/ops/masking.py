@@ -18,7 +18,7 @@ from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .array import gather, reshape
 
-__all__ = ["where_indices", "boolean_mask"]
+__all__ = ["boolean_mask", "where_indices"]
 
 
 @register_op("Where")

@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 

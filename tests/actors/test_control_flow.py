@@ -121,12 +121,11 @@ async def test_maximum_iterations_caps_a_loop():
 
 async def test_ten_thousand_iterations_run_without_recursion_and_free_their_state():
     g = ac.Graph()
-    with g.as_default():
-        with ac.device("/gpu:0"):
-            r = ac.while_loop(
-                lambda k, v: k < 10_000, lambda k, v: (k + 1, v * 0.5 + 1.0),
-                [ac.constant(0), ac.zeros([256], ac.float32)],
-            )
+    with g.as_default(), ac.device("/gpu:0"):
+        r = ac.while_loop(
+            lambda k, v: k < 10_000, lambda k, v: (k + 1, v * 0.5 + 1.0),
+            [ac.constant(0), ac.zeros([256], ac.float32)],
+        )
     config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=64 << 20)
     async with ac.Session(g, config=config) as sess:
         k, v = await sess.run(r)

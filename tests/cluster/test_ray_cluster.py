@@ -8,9 +8,10 @@ import io
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -108,7 +109,7 @@ class Jobs:
         for job_id in self.ids:
             try:
                 ray.get(self.refs[job_id], timeout=20)
-            except Exception:  # noqa: BLE001 - stopped or still waiting for a share: kill it
+            except Exception:
                 client.stop(job_id)
 
 

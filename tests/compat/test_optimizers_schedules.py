@@ -160,9 +160,8 @@ def test_natural_exp_and_inverse_time_decay():
 def test_piecewise_constant_boundaries_are_inclusive_on_the_left_piece():
     got = _schedule(lambda s: tf.train.piecewise_constant(s, [5, 100], [1.0, 0.5, 0.1]), STEPS)
     assert got == pytest.approx([1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.1])
-    with pytest.raises(ValueError, match="one more value than boundaries"):
-        with tf.Graph().as_default():
-            tf.train.piecewise_constant(tf.constant(1), [1, 2], [0.1, 0.2])
+    with pytest.raises(ValueError, match="one more value than boundaries"), tf.Graph().as_default():
+        tf.train.piecewise_constant(tf.constant(1), [1, 2], [0.1, 0.2])
 
 
 @pytest.mark.parametrize("cycle", [False, True])

@@ -107,6 +107,5 @@ def test_cosine_decay_follows_the_schedule_and_holds_after_decay_steps(alpha):
 
 
 def test_cosine_decay_needs_a_global_step():
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="requires global_step"):
-            tf.train.cosine_decay(0.1, None, 10)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="requires global_step"):
+        tf.train.cosine_decay(0.1, None, 10)

@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("tensorboardX")
 
 
-import antcolony.compat.v1 as tf  # noqa: E402
+import antcolony.compat.v1 as tf
 
-from .event_reader import read_events  # noqa: E402
+from .event_reader import read_events
 
 
 def _event_file(logdir) -> str:

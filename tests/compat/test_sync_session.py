@@ -155,7 +155,7 @@ def test_sessions_on_several_threads_run_at_once_with_their_own_variables():
                 for _ in range(k):
                     sess.run(inc)
                 results[k] = float(sess.run(v))
-        except BaseException as exc:  # noqa: BLE001  (reported below, in the test's thread)
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in (3, 5, 8)]
@@ -181,9 +181,8 @@ async def test_blocking_run_inside_a_running_event_loop_points_to_await():
     try:
         with pytest.raises(ac.errors.BlockingCallInEventLoopError, match=r"await sess\.run"):
             sess.run(c)
-        with pytest.raises(RuntimeError, match=r"async with ac\.Session"):
-            with tf.Session(graph=g):
-                pass
+        with pytest.raises(RuntimeError, match=r"async with ac\.Session"), tf.Session(graph=g):
+            pass
     finally:
         # close() blocks too: leave it to a thread without a running loop
         t = threading.Thread(target=sess.close)
@@ -193,9 +192,8 @@ async def test_blocking_run_inside_a_running_event_loop_points_to_await():
 
 
 async def test_sync_with_on_the_async_session_says_to_use_async_with():
-    with pytest.raises(ac.errors.AsyncOnlyError, match="async with"):
-        with ac.Session(ac.Graph()):
-            pass
+    with pytest.raises(ac.errors.AsyncOnlyError, match="async with"), ac.Session(ac.Graph()):
+        pass
 
 
 async def test_eval_with_an_async_session_says_to_await_its_run():

@@ -16,10 +16,9 @@ def fresh_graph():
 
 
 def test_variables_are_named_by_nested_variable_scopes():
-    with tf.variable_scope("net"):
-        with tf.variable_scope("layer1") as scope:
-            w = tf.get_variable("w", [2, 3])
-            assert scope.name == "net/layer1"
+    with tf.variable_scope("net"), tf.variable_scope("layer1") as scope:
+        w = tf.get_variable("w", [2, 3])
+        assert scope.name == "net/layer1"
     assert w.name == "net/layer1/w:0"
     assert w.shape == (2, 3) and w.dtype == tf.float32
     assert w in tf.global_variables() and w in tf.trainable_variables()
@@ -45,9 +44,8 @@ def test_reuse_true_for_a_missing_variable_is_an_error_naming_it():
 def test_creating_an_existing_variable_without_reuse_is_an_error_naming_it():
     with tf.variable_scope("dec"):
         tf.get_variable("w", [1])
-    with tf.variable_scope("dec"):
-        with pytest.raises(ValueError, match=r"dec/w already exists.*reuse=True"):
-            tf.get_variable("w", [1])
+    with tf.variable_scope("dec"), pytest.raises(ValueError, match=r"dec/w already exists.*reuse=True"):
+        tf.get_variable("w", [1])
 
 
 def test_auto_reuse_creates_then_shares():
@@ -66,13 +64,11 @@ def test_auto_reuse_creates_then_shares():
 
 
 def test_reuse_is_inherited_by_nested_scopes_and_reuse_false_cannot_undo_it():
-    with tf.variable_scope("a"):
-        with tf.variable_scope("b"):
-            w = tf.get_variable("w", [1])
-    with tf.variable_scope("a", reuse=True):
-        with tf.variable_scope("b", reuse=False) as inner:
-            assert inner.reuse is True
-            assert tf.get_variable("w", [1]) is w
+    with tf.variable_scope("a"), tf.variable_scope("b"):
+        w = tf.get_variable("w", [1])
+    with tf.variable_scope("a", reuse=True), tf.variable_scope("b", reuse=False) as inner:
+        assert inner.reuse is True
+        assert tf.get_variable("w", [1]) is w
 
 
 def test_reuse_variables_and_reentering_a_scope_object():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import antcolony as ac
-from antcolony.actors.messages import Completed, Launch
 from antcolony.actors.actor import Actor
+from antcolony.actors.messages import Completed, Launch
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker

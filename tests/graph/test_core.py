@@ -50,9 +50,8 @@ def test_device_scopes_accept_tf_device_name_forms():
     assert a.device == "/device:GPU:1"
     assert b.device == "/device:GPU:0"
     assert c.device == "/job:localhost/task:0/device:CPU:0"
-    with pytest.raises(ac.errors.GraphError, match="malformed"):
-        with g.as_default(), ac.device("gpu0"):
-            pass
+    with pytest.raises(ac.errors.GraphError, match="malformed"), g.as_default(), ac.device("gpu0"):
+        pass
 
 
 def test_control_dependencies_are_recorded():

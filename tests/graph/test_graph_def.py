@@ -280,10 +280,9 @@ def test_devices_are_kept_and_the_device_scope_fills_empty_ones() -> None:
         with ac.device("/gpu:0"):
             a = ac.constant(1.0, name="a")
         ac.identity(a, name="b")
-    with ac.Graph().as_default():
-        with ac.device("/cpu:0"):
-            scoped = ac.no_op(name="scoped")
-            a2, b2 = ac.import_graph_def(g.as_graph_def(), return_elements=["a", "b"])
+    with ac.Graph().as_default(), ac.device("/cpu:0"):
+        scoped = ac.no_op(name="scoped")
+        a2, b2 = ac.import_graph_def(g.as_graph_def(), return_elements=["a", "b"])
     assert a2.device == a.op.device != ""
     assert b2.device == scoped.device != ""
 

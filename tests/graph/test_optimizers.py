@@ -3,7 +3,8 @@ the global step, and training a small linear regression to a low loss."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest

@@ -12,7 +12,12 @@ import pytest
 import antcolony as ac
 from antcolony.errors import ConfigError, GraphError
 from antcolony.graph.passes.recompute import (
-    RECOMPUTE_HINT, mark_for_recompute, optimize_for_run, recompute, recompute_hint, rewire_input,
+    RECOMPUTE_HINT,
+    mark_for_recompute,
+    optimize_for_run,
+    recompute,
+    recompute_hint,
+    rewire_input,
 )
 
 MiB = 1 << 20
