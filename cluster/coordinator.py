@@ -12,6 +12,7 @@ A restarted coordinator rebuilds its jobs from those files (``spec.json`` names 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -189,10 +190,8 @@ class Coordinator:
         if job_id not in self.jobs:
             return False
         ray = require_ray()
-        try:
+        with contextlib.suppress(ValueError):  # the actor is already gone
             ray.kill(ray.get_actor(job_actor_name(job_id)))
-        except ValueError:
-            pass  # the actor is already gone
         await self._locked(self._forget, job_id, "stopped by antcolony cluster stop")
         return True
 

@@ -135,7 +135,7 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             st = replace(st, seen_seq=j.status_seq)
         if st.baseline_us is None:
             if fresh:
-                st = replace(st, samples=st.samples + (float(j.step_us),))  # type: ignore[arg-type]
+                st = replace(st, samples=(*st.samples, float(j.step_us)))  # type: ignore[arg-type]
             baseline = _baseline(st.samples, s)
             st = replace(st, waited=st.waited + 1)
             if baseline is not None:

@@ -20,11 +20,14 @@ from .ops.state import assign_sub
 from .variable_scope import get_variable, variable_scope
 from .variables import Variable
 
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS, _ONES = I.Zeros(), I.Ones()
+
 
 def batch_normalization(
     inputs: Any, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
-    scale: bool = True, beta_initializer: Any = I.Zeros(), gamma_initializer: Any = I.Ones(),
-    moving_mean_initializer: Any = I.Zeros(), moving_variance_initializer: Any = I.Ones(),
+    scale: bool = True, beta_initializer: Any = _ZEROS, gamma_initializer: Any = _ONES,
+    moving_mean_initializer: Any = _ZEROS, moving_variance_initializer: Any = _ONES,
     beta_regularizer: Any = None, gamma_regularizer: Any = None, training: Any = False, trainable: bool = True,
     name: str | None = None, reuse: Any = None, renorm: bool = False, fused: bool | None = None,
     virtual_batch_size: int | None = None,

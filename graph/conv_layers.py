@@ -20,6 +20,8 @@ from .variable_scope import get_variable, variable_scope
 
 __all__ = ["average_pooling2d", "conv2d", "max_pooling2d"]
 
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS = I.Zeros()
 _FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
 
 
@@ -40,7 +42,7 @@ def _two(value: Any) -> tuple[int, int]:
 def conv2d(
     inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
     data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Callable[[Tensor], Tensor] | None = None,
-    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = I.Zeros(),
+    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = _ZEROS,
     kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
     trainable: bool = True, name: str | None = None, reuse: Any = None,
 ) -> Tensor:

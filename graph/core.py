@@ -126,7 +126,7 @@ class Operation:
         if tensor.graph is not self.graph:
             raise GraphError(f"{tensor.name} belongs to another graph than {self.name}")
         old = self.inputs[index]
-        self.inputs = self.inputs[:index] + (tensor,) + self.inputs[index + 1:]
+        self.inputs = (*self.inputs[:index], tensor, *self.inputs[index + 1:])
         if old.op is not tensor.op and not any(t.op is old.op for t in self.inputs) and old.op not in self.control_inputs:
             old.op._consumers.remove(self)
         if self not in tensor.op._consumers:
@@ -134,7 +134,7 @@ class Operation:
 
     def _add_control_input(self, op: Operation) -> None:
         if op not in self.control_inputs:
-            self.control_inputs = self.control_inputs + (op,)
+            self.control_inputs = (*self.control_inputs, op)
             op._consumers.append(self)
 
     def __repr__(self) -> str:

@@ -37,7 +37,7 @@ def get_default_session() -> BlockingSession | None:
 
 @contextlib.contextmanager
 def default_session(session: BlockingSession) -> Iterator[BlockingSession]:
-    token = _stack.set(_stack.get() + (session,))
+    token = _stack.set((*_stack.get(), session))
     try:
         yield session
     finally:
@@ -46,7 +46,7 @@ def default_session(session: BlockingSession) -> Iterator[BlockingSession]:
 
 def push_default_session(session: BlockingSession) -> None:
     """Make ``session`` the default until ``pop_default_session`` (InteractiveSession's lifetime)."""
-    _stack.set(_stack.get() + (session,))
+    _stack.set((*_stack.get(), session))
 
 
 def pop_default_session(session: BlockingSession) -> None:

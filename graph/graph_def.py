@@ -294,7 +294,7 @@ def _topological_order(node_list: list[dict[str, Any]], deps: dict[str, list[str
                     break
                 if seen == 1:
                     path = [n for n, _ in stack]
-                    cycle = " -> ".join(path[path.index(dep):] + [dep])
+                    cycle = " -> ".join([*path[path.index(dep):], dep])
                     raise GraphError(f"graph def has a cycle through node {dep!r}: {cycle}")
             else:
                 stack.pop()

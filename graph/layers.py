@@ -31,9 +31,13 @@ from .variable_scope import variable_scope
 __all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
 
 
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS = I.Zeros()
+
+
 def dense(
     inputs: Any, units: int, activation: Callable[[Tensor], Tensor] | None = None, use_bias: bool = True,
-    kernel_initializer: Any = None, bias_initializer: Any = I.Zeros(), kernel_regularizer: Any = None,
+    kernel_initializer: Any = None, bias_initializer: Any = _ZEROS, kernel_regularizer: Any = None,
     bias_regularizer: Any = None, activity_regularizer: Any = None, trainable: bool = True,
     name: str | None = None, reuse: Any = None,
 ) -> Tensor:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-Shape = Optional[tuple[int | None, ...]]
+Shape = tuple[int | None, ...] | None
 
 
 def as_shape(value: Any) -> Shape:

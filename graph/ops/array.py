@@ -142,7 +142,7 @@ def concat(values: Sequence[Any], axis: int, name: str = "concat") -> Tensor:
 @register_gradient("ConcatV2")
 def _concat_grad(op: Operation, grad: Tensor) -> list:
     return [
-        make_op("ConcatSlice", [grad] + list(op.inputs), {"axis": op.attrs["axis"], "index": i}, "ConcatSlice").outputs[0]
+        make_op("ConcatSlice", [grad, *list(op.inputs)], {"axis": op.attrs["axis"], "index": i}, "ConcatSlice").outputs[0]
         for i in range(len(op.inputs))
     ]
 
@@ -382,7 +382,7 @@ def _expand_dims_grad(op: Operation, grad: Tensor) -> list:
 @register_op("OneHot")
 def _one_hot_shape(op: Operation) -> list:
     idx = op.inputs[0]
-    shape = None if idx._shape is None else idx._shape + (op.attrs["depth"],)
+    shape = None if idx._shape is None else (*idx._shape, op.attrs["depth"])
     return [(op.attrs["dtype"], shape)]
 
 

@@ -195,7 +195,7 @@ def _bias_add_shape(op: Operation) -> list:
             f"{value.name} of shape {S.format_shape(vs)} ({bs[0]} != {vs[c]})"
         )
     if bs is not None and vs[c] is None:
-        vs = vs[:c] + (bs[0],) + vs[c + 1:]
+        vs = (*vs[:c], bs[0], *vs[c + 1:])
     return [(value.dtype, vs)]
 
 

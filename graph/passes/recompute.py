@@ -104,7 +104,7 @@ def rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
             f"cannot rewire input {index} of {op.name} from {old.name} ({old.dtype.name}) to "
             f"{tensor.name} ({tensor.dtype.name}): the dtypes differ"
         )
-    op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+    op.inputs = (*op.inputs[:index], tensor, *op.inputs[index + 1:])
     src = old.op
     if all(t.op is not src for t in op.inputs) and src not in op.control_inputs:
         src._consumers[:] = [c for c in src._consumers if c is not op]

@@ -50,7 +50,7 @@ def test_adagrad_matches_tf1s_update_rule():
 @pytest.mark.parametrize("centered", [False, True])
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
 def test_rmsprop_matches_tf1s_update_rule(centered, momentum):
-    got, opt = _trajectory(tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered))
+    got, _opt = _trajectory(tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered))
     w, ms, mg, mom, want = W0.copy(), np.ones(3), np.zeros(3), np.zeros(3), []
     for _ in range(6):
         gr = _grad(w)

@@ -46,7 +46,7 @@ def test_integer_division_by_zero_is_an_invalid_argument_naming_the_node():
         d = tf.placeholder(tf.int32, [2])
         q = tf.floordiv(tf.constant([4, 5]), d, name="intdiv")
         with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="intdiv.*division by zero") as info:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"intdiv.*division by zero") as info:
                 sess.run(q, {d: [1, 0]})
             assert info.value.node_name == "intdiv"
             np.testing.assert_array_equal(sess.run(q, {d: [3, -2]}), [1, -3])  # the session still works

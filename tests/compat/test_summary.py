@@ -102,9 +102,11 @@ def test_summary_names_are_unique_and_scalar_needs_a_scalar():
 def test_histogram_of_a_nan_is_an_invalid_argument():
     with tf.Graph().as_default():
         h = tf.summary.histogram("h", tf.constant([1.0, np.nan]))
-        with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="Nan in summary histogram for: h"):
-                sess.run(h)
+        with (
+            tf.Session() as sess,
+            pytest.raises(tf.errors.InvalidArgumentError, match="Nan in summary histogram for: h"),
+        ):
+            sess.run(h)
 
 
 def test_file_writer_never_follows_a_planted_symlink(tmp_path, monkeypatch):

@@ -84,7 +84,7 @@ def test_eval_without_a_default_session_is_a_value_error_saying_what_to_do():
     c = tf.Graph()
     with c.as_default():
         t = tf.constant(1.0, name="lonely")
-    with pytest.raises(ValueError, match="lonely.*no default session") as info:
+    with pytest.raises(ValueError, match=r"lonely.*no default session") as info:
         t.eval()
     assert isinstance(info.value, ac.errors.NoDefaultSessionError)
 
@@ -93,9 +93,11 @@ def test_eval_with_a_session_of_another_graph_is_an_error_naming_the_tensor():
     g1, g2 = tf.Graph(), tf.Graph()
     with g1.as_default():
         t = tf.constant(1.0, name="mine")
-    with tf.Session(graph=g2) as sess:
-        with pytest.raises(ac.errors.NoDefaultSessionError, match="mine.*another graph"):
-            t.eval(session=sess)
+    with (
+        tf.Session(graph=g2) as sess,
+        pytest.raises(ac.errors.NoDefaultSessionError, match=r"mine.*another graph"),
+    ):
+        t.eval(session=sess)
 
 
 def test_interactive_session_is_the_default_until_closed():

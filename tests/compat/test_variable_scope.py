@@ -36,9 +36,11 @@ def test_reentering_a_scope_makes_a_new_op_name_scope_but_shares_the_variable_na
 
 
 def test_reuse_true_for_a_missing_variable_is_an_error_naming_it():
-    with tf.variable_scope("enc", reuse=True):
-        with pytest.raises(ValueError, match=r"enc/missing does not exist.*AUTO_REUSE"):
-            tf.get_variable("missing", [1])
+    with (
+        tf.variable_scope("enc", reuse=True),
+        pytest.raises(ValueError, match=r"enc/missing does not exist.*AUTO_REUSE"),
+    ):
+        tf.get_variable("missing", [1])
 
 
 def test_creating_an_existing_variable_without_reuse_is_an_error_naming_it():
@@ -114,7 +116,7 @@ def test_scope_initializer_and_dtype_are_the_defaults_of_new_variables():
         with tf.variable_scope("inner"):
             b = tf.get_variable("b", [1])
         c = tf.get_variable("c", [1], initializer=tf.ones_initializer())
-        with pytest.raises(ValueError, match="0.5.*int32"):
+        with pytest.raises(ValueError, match=r"0\.5.*int32"):
             tf.get_variable("n", [2], dtype=tf.int32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -151,7 +153,7 @@ def test_regularizers_add_their_loss_to_the_regularization_collection():
         return tf.reduce_sum(tf.square(w)) * 0.1
 
     with tf.variable_scope("reg", regularizer=l2):
-        w = tf.get_variable("w", initializer=np.array([1.0, 2.0], np.float32))
+        tf.get_variable("w", initializer=np.array([1.0, 2.0], np.float32))
     b = tf.get_variable("b", initializer=np.array([5.0], np.float32))
     losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
     assert len(losses) == 1 and losses[0].name.startswith("reg/w/Regularizer/")

@@ -124,7 +124,7 @@ def test_a_tensor_from_one_branch_cannot_be_used_in_the_other() -> None:
             leaked.append(ac.constant(1.0))
             return leaked[0]
 
-        with pytest.raises(ac.errors.GraphError, match="true branch .* cannot be used in the false branch"):
+        with pytest.raises(ac.errors.GraphError, match=r"true branch .* cannot be used in the false branch"):
             ac.cond(p, true_fn, lambda: leaked[0] + 1.0)
 
 

@@ -125,7 +125,7 @@ def test_tensors_refuse_to_be_used_as_python_bools():
     g = ac.Graph()
     with g.as_default():
         t = ac.constant(True)
-    with pytest.raises(TypeError, match="ac.cond"):
+    with pytest.raises(TypeError, match=r"ac\.cond"):
         bool(t)
 
 

@@ -78,7 +78,7 @@ async def test_a_missing_gpu_is_soft_placed_or_rejected_by_setting():
     assert devices["far"] == "/device:CPU:0"
     config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2, allow_soft_placement=False)
     async with ac.Session(g, config=config) as sess:
-        with pytest.raises(ac.errors.InvalidArgumentError, match="GPU:7.*does not exist"):
+        with pytest.raises(ac.errors.InvalidArgumentError, match=r"GPU:7.*does not exist"):
             await sess.run(y)
 
 

@@ -220,7 +220,7 @@ def _mlp(hint: bool) -> tuple[ac.Graph, dict]:
             loss = ac.reduce_mean(ac.square(ac.matmul(h, wo) - y))
             train = ac.train.GradientDescentOptimizer(0.1).minimize(loss)
         init = ac.global_variables_initializer()
-    return g, {"x": x, "y": y, "loss": loss, "train": train, "init": init, "ws": ws + [wo]}
+    return g, {"x": x, "y": y, "loss": loss, "train": train, "init": init, "ws": [*ws, wo]}
 
 
 def _config(mode: str) -> ac.SessionConfig:
