@@ -28,8 +28,8 @@ def flatten(structure: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
             if _is_namedtuple(x):
                 ntype = type(x)
                 return lambda it: ntype(*[p(it) for p in parts])
-            kind = type(x)
-            return lambda it: kind(p(it) for p in parts)
+            sequence = type(x)
+            return lambda it: sequence(p(it) for p in parts)
         leaves.append(x)
         return lambda it: next(it)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from antcolony.actors.cached_executor import CachedExecutor
@@ -174,7 +174,9 @@ class Session:
             self._plans[key] = plan
         return plan
 
-    def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None) -> Callable[..., Awaitable[Any]]:
+    def make_callable(
+        self, fetches: Any, feed_list: Sequence[Any] | None = None,
+    ) -> Callable[..., Coroutine[Any, Any, Any]]:
         """An async callable running ``fetches`` with positional feed values for ``feed_list``."""
         plan = FetchPlan(self._graph, fetches)
         feed_tensors = [self._feed_tensor(k) for k in (feed_list or [])]
@@ -398,7 +400,7 @@ class Session:
         for ex in executors:
             ex.release()
         self._resources.release()
-        if self._trace_all:
+        if self._trace_all and self._config.trace_file:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()

@@ -148,10 +148,11 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             assert j.step_us is not None
             # The samples are means over the job's last steps: a faster one means the baseline,
             # learnt early, was too slow; hold the job to the fastest seen.
-            st = replace(st, baseline_us=min(st.baseline_us, float(j.step_us)))
-            if j.step_us > st.baseline_us * (1 + s.degrade_threshold):
+            baseline_us = min(st.baseline_us, float(j.step_us))
+            st = replace(st, baseline_us=baseline_us)
+            if j.step_us > baseline_us * (1 + s.degrade_threshold):
                 degraded.append(f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
-                                f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(st.baseline_us)}")
+                                f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(baseline_us)}")
             else:
                 fresh_ok += 1
         if j.host_fallbacks > st.fallbacks:

@@ -196,7 +196,7 @@ class SessionConfig:
             "vmem": _env_bool("TF_GPU_VMEM"),
             "host_mem_limit": _env_mib("TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
         }
-        explicit = getattr(self, "_explicit", frozenset())
+        explicit: frozenset[str] = getattr(self, "_explicit", frozenset())
         for name, read in env.items():
             if name in explicit:
                 continue

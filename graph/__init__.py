@@ -58,5 +58,5 @@ __all__ = [
 ]
 from . import (
     default_session,  # noqa: F401  (adds Tensor.eval and Operation.run)
-    graph_def,  # noqa: F401  (adds Graph.as_graph_def)
+    graph_def,  # noqa: F401  (GraphDef, import_graph_def)
 )

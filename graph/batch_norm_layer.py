@@ -63,8 +63,8 @@ def batch_normalization(
             target = [1] * rank
             target[axis] = int(channels)
             mean, variance = reshape(mean, target), reshape(variance, target)
-            gamma_t = reshape(gamma, target) if gamma is not None else None
-            beta_t = reshape(beta, target) if beta is not None else None
+            gamma_t: Tensor | Variable | None = reshape(gamma, target) if gamma is not None else None
+            beta_t: Tensor | Variable | None = reshape(beta, target) if beta is not None else None
         else:
             gamma_t, beta_t = gamma, beta
         return nn_batch_normalization(x, mean, variance, beta_t, gamma_t, epsilon)

@@ -6,7 +6,7 @@ import contextlib
 import contextvars
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from .device_spec import canonical_device
 from .registry import OpDef, get_op_def
 from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
+
+if TYPE_CHECKING:
+    from .graph_def import GraphDef
 
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 
@@ -174,6 +177,12 @@ class Graph:
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
+
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
+        """This graph as a ``GraphDef`` (TF1's ``Graph.as_graph_def``; see graph/graph_def.py)."""
+        from .graph_def import graph_to_def  # graph_def imports this module
+
+        return graph_to_def(self, from_version, add_shapes)
 
     def get_operation_by_name(self, name: str) -> Operation:
         if ":" in name:

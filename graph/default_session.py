@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 import inspect
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from antcolony.errors import AsyncOnlyError, NoDefaultSessionError
 
@@ -19,10 +19,13 @@ from .core import Graph, Operation, Tensor
 
 
 class BlockingSession(Protocol):
-    graph: Graph
+    @property
+    def graph(self) -> Graph: ...
 
     def run(self, fetches: Any, feed_dict: Any = None) -> Any: ...
 
+
+_S = TypeVar("_S", bound=BlockingSession)
 
 _stack: contextvars.ContextVar[tuple[BlockingSession, ...]] = contextvars.ContextVar(
     "ac_default_session", default=()
@@ -36,7 +39,7 @@ def get_default_session() -> BlockingSession | None:
 
 
 @contextlib.contextmanager
-def default_session(session: BlockingSession) -> Iterator[BlockingSession]:
+def default_session(session: _S) -> Iterator[_S]:
     token = _stack.set((*_stack.get(), session))
     try:
         yield session

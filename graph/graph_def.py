@@ -111,7 +111,7 @@ def _checked_node(node: Any, index: int) -> dict[str, Any]:
 
 # -- export -----------------------------------------------------------------------------
 
-def _as_graph_def(self: Graph, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
+def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
     """This graph as a ``GraphDef`` (``Graph.as_graph_def``, as TF1).
 
     ``from_version``: only ops added since ``graph.version`` was that value. ``add_shapes``: record
@@ -134,9 +134,6 @@ def _as_graph_def(self: Graph, from_version: int | None = None, add_shapes: bool
         inputs = [t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
         nodes.append({"name": op.name, "op": op.type, "input": inputs, "device": op.device, "attr": attr})
     return GraphDef(nodes)
-
-
-Graph.as_graph_def = _as_graph_def  # type: ignore[attr-defined]
 
 
 # -- import -----------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def get(identifier: Any) -> Initializer | Callable[..., Any] | None:
 
 def _full_shape(shape: Any) -> tuple[int, ...]:
     dims = S.as_shape(TensorShape(shape).dims if isinstance(shape, TensorShape) else shape)
-    if dims is None or any(d is None for d in dims):
+    if not S.is_fully_defined(dims):
         raise GraphError(f"an initializer needs a fully defined shape, got {shape!r}")
     return tuple(int(d) for d in dims)
 

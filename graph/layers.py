@@ -16,6 +16,7 @@ import numpy as np
 from antcolony.errors import GraphError
 
 from . import initializers as I
+from . import shapes as S
 from .batch_norm_layer import batch_normalization
 from .conv_layers import average_pooling2d, conv2d, max_pooling2d
 from .core import Tensor, get_default_graph
@@ -76,8 +77,9 @@ def _variable(name: str, shape: list[int], dtype: Any, initializer: Any, regular
 
 
 def _restore_leading_dims(out: Tensor, x: Tensor, units: int) -> Tensor:
+    assert x._shape is not None  # dense checked the rank
     inner = x._shape[1:-1]
-    if any(d is None for d in inner):
+    if not S.is_fully_defined(inner):
         # Reshape takes a static target with at most one unknown (-1) dimension.
         raise GraphError(
             f"dense: {x.name} has shape {x.shape}; only its first dimension may be unknown when its rank is above 2"
@@ -116,7 +118,7 @@ def flatten(inputs: Any, name: str | None = None, data_format: str = "channels_l
         if x._shape is None or len(x._shape) < 1:
             raise GraphError(f"flatten needs an input of known rank >= 1, but {x.name} has shape {x.shape}")
         rest = x._shape[1:]
-        if all(d is not None for d in rest):
+        if S.is_fully_defined(rest):
             return reshape(x, [-1, int(np.prod(rest, dtype=np.int64))])
         if x._shape[0] is not None:
             return reshape(x, [int(x._shape[0]), -1])

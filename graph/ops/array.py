@@ -112,17 +112,19 @@ def _transpose_grad(op: Operation, grad: Tensor) -> list:
 @register_op("ConcatV2")
 def _concat_shape(op: Operation) -> list:
     xs = op.inputs
-    if any(t._shape is None for t in xs):
+    shapes = [t._shape for t in xs]
+    if any(s is None for s in shapes):
         return [(xs[0].dtype, None)]
-    nd = len(xs[0]._shape)
+    known = [s for s in shapes if s is not None]
+    nd = len(known[0])
     axis = S.normalize_axis(op.attrs["axis"], nd, xs[0].name)
-    out = list(xs[0]._shape)
-    for t in xs[1:]:
+    out = list(known[0])
+    for t, shape in zip(xs[1:], known[1:]):
         if t.dtype != xs[0].dtype:
             raise ValueError(f"{t.name} is {t.dtype.name} but {xs[0].name} is {xs[0].dtype.name}")
-        if len(t._shape) != nd:
-            raise ValueError(f"ranks differ: {xs[0].name} {S.format_shape(xs[0]._shape)}, {t.name} {S.format_shape(t._shape)}")
-        for i, (a, b) in enumerate(zip(out, t._shape)):
+        if len(shape) != nd:
+            raise ValueError(f"ranks differ: {xs[0].name} {S.format_shape(known[0])}, {t.name} {S.format_shape(shape)}")
+        for i, (a, b) in enumerate(zip(out, shape)):
             if i == axis:
                 out[i] = None if a is None or b is None else a + b
             elif a is not None and b is not None and a != b:

@@ -167,7 +167,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
                 raise GraphError(f"pad: padding axis {axis} of {x.name} needs its other dimensions known, got {x.shape}")
             parts = []
             for n in (before, after):
-                block = list(current)
+                block: list[Any] = list(current)  # known but the padded axis, which is n
                 block[axis] = n
                 parts.append(fill(block, value) if n else None)
             out = concat([p for p in (parts[0], out, parts[1]) if p is not None], axis)

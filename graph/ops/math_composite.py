@@ -213,6 +213,7 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
 
 def _matmul_last(x: Tensor, m: Tensor) -> Tensor:
     shape = x._shape
+    assert shape is not None  # cumsum's callers know the rank
     if len(shape) == 2:
         return matmul(x, m)
     lead = shape[:-1]

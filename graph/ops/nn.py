@@ -228,7 +228,7 @@ def _bias_add_grad_grad(op: Operation, grad: Tensor) -> list:
     g = op.inputs[0]
     nd = S.rank(g._shape)
     c = None if nd is None else _channel_axis(op.attrs["data_format"], nd)
-    if c is not None and c != nd - 1:
+    if nd is not None and c is not None and c != nd - 1:
         from .array import reshape
 
         grad = reshape(grad, [-1] + [1] * (nd - 1 - c))

@@ -188,10 +188,10 @@ class Optimizer:
     def _prepare(self) -> None:
         pass
 
-    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor | Operation:
         raise NotImplementedError
 
-    def _finish(self, update_ops: list[Tensor], name_scope: str) -> Operation:
+    def _finish(self, update_ops: list[Tensor | Operation], name_scope: str) -> Operation:
         return group(*update_ops, name=name_scope)
 
 
