@@ -171,3 +171,11 @@ async def test_second_order_gradients_flow_through_the_dynamic_gradient_ops():
         gv, ggv = await sess.run([gx, ggx], {x: xv, b: np.zeros(3)})
     np.testing.assert_allclose(gv, 3 * 3 * xv**2)
     np.testing.assert_allclose(ggv, 3 * 6 * xv)
+
+
+def test_a_constant_of_a_shape_with_unknown_dims_is_refused_naming_the_shape():
+    g = ac.Graph()
+    with g.as_default():
+        np.testing.assert_array_equal(ac.constant(1.5, shape=[2, 3]).op.attrs["value"], np.full((2, 3), 1.5))
+        with pytest.raises(ac.errors.GraphError, match=r"constant c: shape \[None, 2\] must be fully defined"):
+            ac.constant(1.0, shape=[None, 2], name="c")
