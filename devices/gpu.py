@@ -83,7 +83,9 @@ class GpuWorker(Actor):
                 if self.ref.is_alive:
                     self._dispatch(kind)
 
-            inputs, launch.inputs = launch.inputs, None  # the stream owns (and drops) the inputs
+            # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core rewrite)
+            # types them as a list.
+            inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
             if compute:
                 self.share.started()
             stream.launch(launch.compute, inputs, on_done)

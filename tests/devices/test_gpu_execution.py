@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 
@@ -10,11 +11,11 @@ import numpy as np
 import pytest
 
 import antcolony as ac
-from antcolony.devices.launch import KernelDone, Launch
 from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker
+from antcolony.devices.launch import KernelDone, Launch
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
 FULL = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
@@ -196,9 +197,9 @@ async def test_a_multi_device_chrome_trace_has_a_track_per_worker_and_valid_even
     by_track: dict[tuple[int, int], list[dict]] = {}
     for e in complete:
         by_track.setdefault((e["pid"], e["tid"]), []).append(e)
-    for (pid, tid), evs in by_track.items():
+    for evs in by_track.values():
         evs.sort(key=lambda e: e["ts"])
-        for a, b in zip(evs, evs[1:]):
+        for a, b in itertools.pairwise(evs):
             nested = b["ts"] + b["dur"] <= a["ts"] + a["dur"]
             assert b["ts"] >= a["ts"] + a["dur"] - 1e-3 or nested, (a, b)
 

@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-
 MiB = 1 << 20
 JOB = Path(__file__).with_name("sim_gpu_job.py")
 

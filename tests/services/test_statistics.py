@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from antcolony.actors import ActorRef, get_runtime
 from antcolony.actors.services import (
     DumperStats,
