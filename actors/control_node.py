@@ -33,7 +33,8 @@ class ControlFlowNode(DeadAwareNode):
 
     def __init__(self, spec: NodeSpec) -> None:
         super().__init__(spec)
-        self.role = spec.role
+        assert spec.role is not None  # node_class picks this class for control-flow roles only
+        self.role: str = spec.role
         attrs = self.spec.role_attrs
         self.loop_merge = bool(attrs.get("loop_merge"))
         # Data inputs bound into the node (constants) never arrive as messages: a Merge counts only

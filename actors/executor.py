@@ -17,7 +17,14 @@ from typing import Any
 from antcolony.actors.actor import Actor
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
-    CONTROL, AbortStep, Fetched, ForgetStep, NodeFailed, StepCompleted, StepDrained, Wire,
+    CONTROL,
+    AbortStep,
+    Fetched,
+    ForgetStep,
+    NodeFailed,
+    StepCompleted,
+    StepDrained,
+    Wire,
 )
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan

@@ -11,7 +11,8 @@ end, which ``parallel_iterations`` and the freeing of iteration state rely on.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.actors.step import finished, in_flight, sent
 
@@ -66,7 +67,7 @@ class FrameState:
         self.parallel = max(1, parallel)
         self.iterations: dict[int, IterTag] = {}
         self.base = 0  # oldest iteration not finished
-        self.constants: list[tuple[list[tuple[int, Any, int]], Any]] = []
+        self.constants: list[tuple[Sequence[tuple[int, Any, int]], Any]] = []
         self.constants_expected = constants_expected
         self.deferred: dict[int, list[Callable[[], None]]] = {}
         self.done = False
@@ -89,7 +90,7 @@ class FrameState:
     def defer(self, i: int, action: Callable[[], None]) -> None:
         self.deferred.setdefault(i, []).append(action)
 
-    def add_constant(self, edges: list[tuple[int, Any, int]], value: Any) -> None:
+    def add_constant(self, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
         """A loop invariant (Enter with is_constant): delivered to every iteration, present and future."""
         self.constants.append((edges, value))
         for tag in list(self.iterations.values()):
@@ -129,7 +130,7 @@ def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, 
     return frame
 
 
-def send(tag: Any, edges: list[tuple[int, Any, int]] | tuple[tuple[int, Any, int], ...], value: Any) -> None:
+def send(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
     """Send ``value`` (one output) along ``edges`` under ``tag``, counting the messages."""
     if not edges:
         return

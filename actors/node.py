@@ -23,13 +23,20 @@ its executor tells before any step reaches it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
-    CONTROL, AbortStep, Arrived, Fetched, ForgetStep, NodeFailed, Wire,
+    CONTROL,
+    AbortStep,
+    Arrived,
+    Fetched,
+    ForgetStep,
+    NodeFailed,
+    Wire,
 )
 from antcolony.actors.step import StepState, finished, finished_last, handed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
@@ -159,7 +166,7 @@ class NodeActor(Actor):
             return
         try:
             out = self.compute(*args)  # type: ignore[misc]
-        except Exception as exc:  # noqa: BLE001 - any kernel failure aborts only this step
+        except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
         tells = self.tells
@@ -177,7 +184,7 @@ class NodeActor(Actor):
         start = _now()
         try:
             out = self.compute(*args)  # type: ignore[misc]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
         step.trace.append((self.spec.op, self.spec.device, "inline", start, _now(), _nbytes(out)))

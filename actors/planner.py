@@ -10,15 +10,16 @@ to their device) through the ``ResourceContext`` and freezes each node's ``NodeS
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph import shapes as S
-from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
+from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.passes import HOST, Partition, Transfer, partition, place, prune
 
 
@@ -142,9 +143,8 @@ def _plan_partition(
                 specs[where].out_edges.append((t.value_index if kind == "node" else 0, i, slot))
             incoming[i] += 1
         for c in op.control_inputs:
-            where = index.get(id(c))
-            if where is None:
-                where = recv_index[f"^{c.name};{placement[id(c)]};{device}"]
+            local = index.get(id(c))
+            where = local if local is not None else recv_index[f"^{c.name};{placement[id(c)]};{device}"]
             specs[where].out_edges.append((0, i, CONTROL))
             incoming[i] += 1
     _wire_sends(plan, specs, part, index, feed_index)
@@ -179,7 +179,7 @@ class PlannedNode:
         self.expected = 1
         self.may_be_dead = False
         self.role = op.type if op is not None and op.type in CONTROL_FLOW_OPS else None
-        self.role_attrs = _role_attrs(op) if self.role is not None else {}
+        self.role_attrs = _role_attrs(op) if op is not None and self.role is not None else {}
 
     def bind(self, ctx: ResourceContext, constants: dict[int, Any]) -> NodeSpec:
         """The frozen spec, with resources made through ``ctx``; ``constants`` caches bound
@@ -201,7 +201,7 @@ class PlannedNode:
 
 
 def _source(
-    t: Tensor, feed_index: dict[int, int], index: dict[int, int], bound: dict[int, Any],
+    t: Tensor, feed_index: dict[int, int], index: dict[int, int], bound: set[int],
     placement: dict[int, str], device: str, recv_index: dict[str, int],
 ) -> tuple[str, int] | None:
     """Where input ``t`` of a node on ``device`` comes from: a feed, a local node, or a Recv."""

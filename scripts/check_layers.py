@@ -66,12 +66,8 @@ LAYERS: tuple[Layer, ...] = (
 # Upward imports that exist today, each one edge (importer, imported) with why it is there.
 # Delete an entry when its import goes: an entry that matches no import fails the check, so the
 # list can only shrink to what is still true.
-ALLOWED: dict[tuple[str, str], str] = {
-    # Device workers reply with the executor's Completed to its Launch: the execution-core rewrite
-    # (issue 10) moves the device protocol into devices/.
-    ("antcolony.devices.cpu", "antcolony.actors.messages"): "Launch/Completed live in actors/",
-    ("antcolony.devices.gpu", "antcolony.actors.messages"): "Launch/Completed live in actors/",
-}
+# Edges allowed against the layers, each with why; an entry whose import is gone fails the check.
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

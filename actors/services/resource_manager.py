@@ -29,8 +29,8 @@ from antcolony.actors.run_actions import RunAction, RunContext, RunGroup
 from antcolony.config.file_listener import ConfigSnapshot, Poll, spawn_file_listener
 from antcolony.config.resource_config import ResourceConfig
 from antcolony.devices.allocator import format_bytes
-from antcolony.devices.gpu_share import DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 from antcolony.devices.device_set import HOST
+from antcolony.devices.gpu_share import DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 from antcolony.errors import CancelledError
 
 from .step_smoother import StepSmoother

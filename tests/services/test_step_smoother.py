@@ -126,7 +126,7 @@ workload = st.lists(st.lists(kernel, min_size=1, max_size=8), min_size=12, max_s
 def test_random_steps_keep_the_share(percent, steps):
     """Any workload: the busy fraction never exceeds the target once what is still owed is
     counted, and over the run it is within 0.05 of it (or of the job's own unpaced fraction)."""
-    times, marks, owed = replay(percent, steps)
+    _, marks, owed = replay(percent, steps)
     wall, busy = marks[-1]
     natural = sum(gap + length for kernels in steps for gap, length in kernels)
     target = min(percent / 100, busy / natural)
@@ -140,7 +140,7 @@ def test_a_step_stalled_on_the_host_does_not_stretch_the_steps_after_it(percent)
     """Host time is not GPU work: after a step that waited 300 ms on the host, the next steps
     are paced by what their kernels ask for, so the busy fraction right after stays the target."""
     steps = noisy_steps(random.Random(7), 30, cv=0.0)
-    steps[10] = [(0.3, 3 * MS)] + steps[10][1:]  # 300 ms of host work before the first launch
+    steps[10] = [(0.3, 3 * MS), *steps[10][1:]]  # 300 ms of host work before the first launch
     _, marks, _ = replay(percent, steps)
     (w0, b0), (w1, b1) = marks[10], marks[18]
     assert (b1 - b0) / (w1 - w0) == pytest.approx(percent / 100, abs=0.03)
