@@ -62,3 +62,17 @@ def test_the_pacing_benchmark_prints_busy_fractions_against_perf_control():
     assert len([c for c in cells if c in ("met", "MISSED")]) == 2, row
     busy = [float(c.split("/")[0]) for c in cells if "/" in c]
     assert len(busy) == 2 and busy[0] < busy[1], row  # a lower perfControl keeps the GPU less busy
+
+
+def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
+    """docs/architecture.md walks through this script's output: the messages it names must be
+    the ones a CPU -> GPU -> CPU step sends today, in that order of events."""
+    out = _run("trace_messages.py")
+    assert out.startswith("session.run(out) = 9.0")
+    names = [line.split(": ", 1)[1].split("(")[0] for line in out.splitlines()[1:]]
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    for name in set(names):
+        assert f"`{name}`" in doc, name
+    assert names[:2] == ["StepState", "StepState"]
+    assert names[-2:] == ["Fetched", "StepCompleted"]
+    assert {"Launch", "KernelDone", "Arrived", "Input"} <= set(names)
