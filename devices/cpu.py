@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from antcolony.actors.actor import Actor
+from antcolony.devices.handoff import post
 from antcolony.devices.launch import KernelDone, Launch
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ class CpuWorker(Actor):
     the rest by priority (higher first, FIFO within a priority). Launches with priority > 0 run on
     a separate high-priority pool shared by all devices (MXNet's CPU priority workers), so they
     never wait behind long kernels. Completion is posted back to the loop with
-    ``call_soon_threadsafe`` as a ``KernelDone`` message to the launching node.
+    ``handoff.post`` as a ``KernelDone`` message to the launching node.
     """
 
     def __init__(self, threads: int, priority_threads: int = 4) -> None:
@@ -72,10 +73,7 @@ class CpuWorker(Actor):
         del inputs  # freed before the completion is posted
         # The output rides in ``cell``, emptied on the loop, so this thread keeps no reference.
         meta = (launch.step, err, start, time.perf_counter(), threading.current_thread().name)
-        try:
-            self.loop.call_soon_threadsafe(self._finish, launch.reply_to, cell, meta, counted)
-        except RuntimeError:
-            logger.debug("event loop closed before a CPU kernel finished; result dropped")
+        post(self.loop, "a CPU kernel", self._finish, launch.reply_to, cell, meta, counted)
 
     def _finish(self, reply_to: Any, cell: list[Any], meta: tuple[Any, ...], counted: bool) -> None:
         step, err, start, end, worker = meta

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from antcolony.devices.handoff import post
+
 logger = logging.getLogger(__name__)
 
 # on_done(result, error, start, end): called on the event loop when a launched function finished.
@@ -35,7 +37,7 @@ class Stream:
 
     ``launch(fn, args, on_done)`` enqueues ``fn(*args)``; ``on_done`` is called on the event loop
     once the work has completed on the device (through an event/host callback bridged with
-    ``loop.call_soon_threadsafe``), never by blocking the loop.
+    ``devices.handoff.post``), never by blocking the loop.
     """
 
     def __init__(self, backend: GpuBackend, device: int, label: str, loop: asyncio.AbstractEventLoop) -> None:
@@ -56,12 +58,8 @@ class Stream:
         The result travels in a one-item list the loop empties: a worker thread descheduled
         right after posting must not keep the value (and its device memory) alive.
         """
-        end = time.perf_counter()
-        try:
-            self.loop.call_soon_threadsafe(_deliver, on_done, cell, error, start, end)
-        except RuntimeError:
+        if not post(self.loop, f"work on stream {self.label}", _deliver, on_done, cell, error, start, time.perf_counter()):
             cell.clear()
-            logger.debug("loop closed before %s finished work; completion dropped", self.label)
 
 
 def _deliver(on_done: Done, cell: list[Any], error: BaseException | None, start: float, end: float) -> None:

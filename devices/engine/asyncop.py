@@ -8,6 +8,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from antcolony.devices.handoff import post
 from antcolony.errors import EngineError
 
 from .var import _Op
@@ -20,7 +21,7 @@ class OnComplete:
 
     ``on_complete()`` completes the op; ``on_complete(error)`` fails it with ``error``. A
     second call raises ``EngineError``. Completion is posted to the loop with
-    ``call_soon_threadsafe``, so the engine's bookkeeping stays on the loop.
+    ``handoff.post``, so the engine's bookkeeping stays on the loop.
     """
 
     __slots__ = ("_called", "_done", "_lock", "_loop", "_op")
@@ -37,10 +38,7 @@ class OnComplete:
     def __call__(self, error: BaseException | None = None) -> None:
         if not self._claim():
             raise EngineError(f"on_complete of {self._op!r} was called twice")
-        try:
-            self._loop.call_soon_threadsafe(self._done, self._op, None, error)
-        except RuntimeError:
-            logger.debug("event loop closed before async op %r completed", self._op)
+        post(self._loop, self._op, self._done, self._op, None, error)
 
     def _claim(self) -> bool:
         with self._lock:

@@ -1,7 +1,7 @@
 """The dependency engine core (MXNet's ThreadedEngine) shared by every variant.
 
 Dependency bookkeeping runs on the event loop only; synchronous op bodies run on worker
-threads and report back with ``call_soon_threadsafe``; coroutine and ``prop="async"`` bodies
+threads and report back with ``handoff.post``; coroutine and ``prop="async"`` bodies
 run on the loop. Variants only decide which worker pool runs an op (``_pool_for``).
 
 Errors: an op that raises fails its own future, and the exception is recorded on every var it
@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from antcolony.devices.handoff import post
 from antcolony.errors import EngineError
 
 from .asyncop import OnComplete
@@ -242,10 +243,7 @@ class Engine:
         except BaseException as err:
             result, exc = None, err
         assert self._loop is not None
-        try:
-            self._loop.call_soon_threadsafe(self._thread_done, op, result, exc)
-        except RuntimeError:
-            logger.debug("event loop closed before op %r completed; result dropped", op)
+        post(self._loop, op, self._thread_done, op, result, exc)
 
     def _thread_done(self, op: _Op, result: Any, exc: BaseException | None) -> None:
         op.pool.release()

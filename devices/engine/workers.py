@@ -17,7 +17,7 @@ class WorkerPool:
 
     The queue and the running count live on the event loop; ``run`` is called on a worker thread
     with each op and must report completion back to the loop itself (the engine posts it with
-    ``call_soon_threadsafe`` and then calls ``release``).
+    ``handoff.post`` and then calls ``release``).
     """
 
     def __init__(self, name: str, nthreads: int, run: Callable[[_Op], None]) -> None:
