@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,8 +13,6 @@ from typing import Any
 from antcolony.actors.actor import Actor
 from antcolony.devices.handoff import post
 from antcolony.devices.launch import KernelDone, Launch
-
-logger = logging.getLogger(__name__)
 
 
 class CpuWorker(Actor):

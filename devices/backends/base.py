@@ -8,15 +8,12 @@ workers, executor, allocators, services) is shared by every backend.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from antcolony.devices.handoff import post
-
-logger = logging.getLogger(__name__)
 
 # on_done(result, error, start, end): called on the event loop when a launched function finished.
 Done = Callable[[Any, "BaseException | None", float, float], None]
