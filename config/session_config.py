@@ -7,77 +7,44 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from antcolony.config.env import env_bool, env_float, env_int, env_mib, env_str
 from antcolony.errors import ConfigError
 
 
-def _env_int(name: str) -> Callable[[], int | None]:
-    def read() -> int | None:
-        raw = os.environ.get(name)
-        if raw is None or raw == "":
-            return None
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(f"environment variable {name}={raw!r} is not an integer") from None
-
-    return read
+def _reader(read: Callable[[str], object], name: str) -> Callable[[], object]:
+    return lambda: read(name)
 
 
-def _env_bool(name: str) -> Callable[[], bool | None]:
-    def read() -> bool | None:
-        raw = os.environ.get(name)
-        if raw is None or raw == "":
-            return None
-        low = raw.strip().lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise ConfigError(f"environment variable {name}={raw!r} is not a boolean (use true/false)")
-
-    return read
+def _env_int(name: str) -> Callable[[], object]:
+    return _reader(env_int, name)
 
 
-def _env_float(name: str) -> Callable[[], float | None]:
-    def read() -> float | None:
-        raw = os.environ.get(name)
-        if raw is None or raw.strip() == "":
-            return None
-        try:
-            return float(raw)
-        except ValueError:
-            raise ConfigError(f"environment variable {name}={raw!r} is not a number of seconds") from None
-
-    return read
+def _env_bool(name: str) -> Callable[[], object]:
+    return _reader(env_bool, name)
 
 
-def _env_mib(name: str) -> Callable[[], int | None]:
-    read_int = _env_int(name)
-
-    def read() -> int | None:
-        mib = read_int()
-        return None if mib is None else mib << 20
-
-    return read
+def _env_float(name: str) -> Callable[[], object]:
+    return _reader(env_float, name)
 
 
-def _env_str(name: str) -> Callable[[], str | None]:
-    def read() -> str | None:
-        raw = os.environ.get(name)
-        return raw.strip() if raw else None
-
-    return read
+def _env_mib(name: str) -> Callable[[], object]:
+    return _reader(env_mib, name)
 
 
-_ENGINE_ALIASES = {
+def _env_str(name: str) -> Callable[[], object]:
+    return _reader(env_str, name)
+
+
+#: MXNet's MXNET_ENGINE_TYPE names, accepted as aliases of the engine kinds.
+ENGINE_ALIASES = {
     "NaiveEngine": "naive", "ThreadedEngine": "pooled", "ThreadedEnginePooled": "pooled",
     "ThreadedEnginePerDevice": "per_device",
 }
 
 
 def _engine_name(name: str) -> str:
-    if name in _ENGINE_ALIASES:
-        return _ENGINE_ALIASES[name]
+    if name in ENGINE_ALIASES:
+        return ENGINE_ALIASES[name]
     raise ConfigError(
         f"SessionConfig.engine must be 'per_device', 'pooled' or 'naive' (or an MXNet engine name), got {name!r}"
     )

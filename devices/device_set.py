@@ -79,7 +79,12 @@ class DeviceSet:
             )
             for i in range(self.backend.device_count())
         ]
-        self.engine = runtime.extension(ENGINE_KEY, lambda rt: create_engine(settings.engine))
+        # The engine's pools follow the session's settings, not a second reading of the environment.
+        self.engine = runtime.extension(ENGINE_KEY, lambda rt: create_engine(
+            settings.engine, gpu_worker_nthreads=settings.gpu_compute_streams,
+            gpu_copy_nthreads=settings.gpu_copy_streams, cpu_worker_nthreads=settings.inter_op_threads,
+            cpu_priority_nthreads=settings.cpu_priority_threads,
+        ))
         self._memories: dict[int, DeviceMemory] = {}
         self.devices = [DeviceInfo(QUALIFIER + HOST, "CPU", 0)] + [
             DeviceInfo(f"{QUALIFIER}/device:GPU:{info.index}", "GPU", info.total_memory, info.bus_id)

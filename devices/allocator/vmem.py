@@ -9,10 +9,10 @@ to the device as soon as it has room. Frees are routed by the allocator that own
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
-from antcolony.errors import ConfigError, ResourceExhaustedError
+from antcolony.config.env import env_bool, env_mib
+from antcolony.errors import ResourceExhaustedError
 
 from .bfc import Allocation, BFCAllocator
 from .stats import MemoryStats, format_bytes
@@ -33,28 +33,14 @@ DEFAULT_HOST_MEM_LIMIT = 64 << 30  # AntMan's default: 1 << 16 MiB
 
 def vmem_enabled_from_env(default: bool = True) -> bool:
     """``TF_GPU_VMEM`` (true/false/1/0, as AntMan; unset: ``default``, on as in AntMan)."""
-    raw = os.environ.get("TF_GPU_VMEM", "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"environment variable TF_GPU_VMEM={raw!r} is not a boolean (use true/false)")
+    enabled = env_bool("TF_GPU_VMEM")
+    return default if enabled is None else enabled
 
 
 def host_mem_limit_from_env(default: int = DEFAULT_HOST_MEM_LIMIT) -> int:
     """Host fallback limit in bytes from ``TF_CUDA_HOST_MEM_LIMIT_IN_MB`` (MiB), else ``default``."""
-    raw = os.environ.get("TF_CUDA_HOST_MEM_LIMIT_IN_MB", "").strip()
-    if not raw:
-        return default
-    try:
-        mib = int(raw)
-    except ValueError:
-        raise ConfigError(f"environment variable TF_CUDA_HOST_MEM_LIMIT_IN_MB={raw!r} is not an integer") from None
-    if mib < 0:
-        raise ConfigError(f"environment variable TF_CUDA_HOST_MEM_LIMIT_IN_MB={mib} must be >= 0")
-    return mib << 20
+    limit = env_mib("TF_CUDA_HOST_MEM_LIMIT_IN_MB")
+    return default if limit is None else limit
 
 
 def make_host_allocator(name: str, limit: int | None = None, sub_allocator: SubAllocator | None = None) -> BFCAllocator:

@@ -1,4 +1,9 @@
-"""Engine settings: variant name and worker counts, from arguments or the environment."""
+"""Engine settings: variant name and worker counts, from arguments or the environment.
+
+A session's engine gets its counts from the ``SessionConfig`` (``DeviceSet`` passes them); the
+environment is read here only for an engine built on its own, with the same variables and
+meanings as ``SessionConfig`` (``config/env.py`` parses both).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from antcolony.config.env import env_int, env_str
+from antcolony.config.session_config import ENGINE_ALIASES
 from antcolony.errors import ConfigError
 
 ENGINE_TYPE_ENV = "ANTCOLONY_ENGINE_TYPE"
@@ -20,12 +27,7 @@ _COUNTS: dict[str, tuple[str, int | None]] = {
 }
 
 # MXNet's MXNET_ENGINE_TYPE names are accepted as aliases of ours.
-KIND_ALIASES: dict[str, str] = {
-    "NaiveEngine": "naive",
-    "ThreadedEngine": "pooled",
-    "ThreadedEnginePooled": "pooled",
-    "ThreadedEnginePerDevice": "per_device",
-}
+KIND_ALIASES: dict[str, str] = ENGINE_ALIASES
 DEFAULT_KIND = "per_device"
 
 
@@ -59,8 +61,8 @@ class EngineSettings:
             value = overrides.get(name)
             if value is not None:
                 values[name] = _positive(value, f"engine setting {name}")
-            elif (raw := os.environ.get(env, "").strip()) != "":
-                values[name] = _positive(raw, f"environment variable {env}")
+            elif (from_env := env_int(env, minimum=1)) is not None:
+                values[name] = from_env
         return cls(**values)
 
 
@@ -77,7 +79,7 @@ def _positive(raw: Any, what: str) -> int:
 def resolve_kind(kind: str | None, known: list[str]) -> str:
     """The canonical variant name for ``kind`` (default: env ``ANTCOLONY_ENGINE_TYPE``)."""
     if kind is None:
-        raw = os.environ.get(ENGINE_TYPE_ENV, "").strip()
+        raw = env_str(ENGINE_TYPE_ENV) or ""
         what = f"environment variable {ENGINE_TYPE_ENV}={raw!r}"
         if not raw:
             return DEFAULT_KIND
