@@ -28,7 +28,7 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
-from antcolony.actors.step import UNSET, StepState, finished, sent
+from antcolony.actors.step import UNSET, StepState, handed_on
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
 
@@ -77,12 +77,12 @@ class ExecutorActor(Actor):
             step.fetches_set += 1
         for f, key in self.plan.feed_sends:
             step.rendezvous.send(key, values[f])
-        sent(step, len(self.feed_edges) + len(self.roots))
         for ref, slot, f in self.feed_edges:
             ref.tell((step, slot, values[f]))
         for ref in self.roots:
             ref.tell((step, CONTROL, None))
-        finished(step)  # the unit this partition held until it started the step
+        # the unit this partition held until it started the step becomes its first messages
+        handed_on(step, len(self.feed_edges) + len(self.roots))
 
     def _on_fetched(self, msg: Fetched) -> None:
         step = msg.step

@@ -14,7 +14,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +24,20 @@ class RunGroup(enum.Enum):
     POST = "post"
 
 
+class SessionView(Protocol):
+    """What a run action may see of the session that ran the step (services key their
+    per-session state by it and stop waiting when it closes)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What an action receives: the session, the executor's graph id (``graph_<n>``), the devices
     the step used, the step id, and (POST) the step's wall time in microseconds."""
 
-    session: Any
+    session: SessionView
     graph_id: str
     devices: tuple[str, ...]
     step_id: int

@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from antcolony.actors.run_actions import RunAction, RunContext, RunGroup
+from antcolony.actors.run_actions import RunAction, RunContext, RunGroup, SessionView
 from antcolony.config.file_listener import ConfigSnapshot, Poll, spawn_file_listener
 from antcolony.config.resource_config import ResourceConfig
 from antcolony.devices.allocator import format_bytes
@@ -178,7 +178,7 @@ class ResourceManager:
         seen.update((w, busy) for w, (_, busy) in zip(workers, replies))
         self._smoothers[ctx.session] = (smoother, time.perf_counter(), seen)
 
-    async def _suspend(self, session: Any) -> None:
+    async def _suspend(self, session: SessionView) -> None:
         logger.info("%s: perfControl 0: job suspended at a step boundary (memory kept)", self.path)
         started = time.perf_counter()
         try:
