@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.devices.handoff import post
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.thread_pool import PriorityPool
 
 
 class CpuWorker(Actor):
@@ -27,40 +25,25 @@ class CpuWorker(Actor):
 
     def __init__(self, threads: int, priority_threads: int = 4) -> None:
         self.threads = threads
-        # Launches handed to the pool at once: twice the threads, so a thread finishing a kernel
-        # finds the next one queued instead of idling while its completion travels to the loop;
-        # launches beyond the window wait in the priority queue.
-        self.window = 2 * threads
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="antcolony-cpu")
-        self.priority_pool = ThreadPoolExecutor(max(1, priority_threads), thread_name_prefix="antcolony-cpu-prio")
-        self.queue: list[tuple[int, int, Launch]] = []
-        self.running = 0
-        self.seq = itertools.count()
+        # Launches handed to the threads at once: twice the threads, so a thread finishing a
+        # kernel finds the next one queued instead of idling while its completion travels to the
+        # loop; launches beyond the window wait in the pool's priority queue.
+        self.pool = PriorityPool("cpu", threads, self._execute, limit=2 * threads)
+        self.priority_pool = PriorityPool("cpu-prio", max(1, priority_threads), self._execute)
 
     def on_start(self) -> None:
         self.loop = asyncio.get_running_loop()
 
     def on_receive(self, msg: Any) -> None:
         if type(msg) is Launch:
-            if msg.priority > 0:
-                self.priority_pool.submit(self._execute, msg, False)
-                return
-            heapq.heappush(self.queue, (-msg.priority, next(self.seq), msg))
-        elif msg == "finished":
-            self.running -= 1
-        self._dispatch()
+            pool = self.priority_pool if msg.priority > 0 else self.pool
+            pool.submit((pool, msg), msg.priority)
 
-    def _dispatch(self) -> None:
-        while self.queue and self.running < self.window:
-            _, _, launch = heapq.heappop(self.queue)
-            self.running += 1
-            self.pool.submit(self._execute, launch, True)
-
-    def _execute(self, launch: Launch, counted: bool) -> None:
+    def _execute(self, job: tuple[PriorityPool, Launch]) -> None:
         # Runs on a pool thread: never touch actor state here, only post back to the loop.
+        pool, launch = job
         start = time.perf_counter()
-        # Drops the message's reference; Launch (actors/messages.py, in the core rewrite) types it as a list.
-        inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
+        inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]  # the thread drops them
         cell: list[Any] = []
         err = None
         try:
@@ -70,14 +53,14 @@ class CpuWorker(Actor):
         del inputs  # freed before the completion is posted
         # The output rides in ``cell``, emptied on the loop, so this thread keeps no reference.
         meta = (launch.step, err, start, time.perf_counter(), threading.current_thread().name)
-        post(self.loop, "a CPU kernel", self._finish, launch.reply_to, cell, meta, counted)
+        post(self.loop, "a CPU kernel", self._finish, pool, launch.reply_to, cell, meta)
 
-    def _finish(self, reply_to: Any, cell: list[Any], meta: tuple[Any, ...], counted: bool) -> None:
+    @staticmethod
+    def _finish(pool: PriorityPool, reply_to: Any, cell: list[Any], meta: tuple[Any, ...]) -> None:
         step, err, start, end, worker = meta
+        pool.release()
         reply_to.tell(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
-        if counted:
-            self.ref.tell("finished")
 
     def on_stop(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        self.priority_pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.shutdown()
+        self.priority_pool.shutdown()

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from antcolony.devices.handoff import post
+from antcolony.devices.thread_pool import PriorityPool
 from antcolony.errors import EngineError
 
 from .asyncop import OnComplete
 from .settings import EngineSettings
 from .var import Var, _Barrier, _Op
-from .workers import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -72,11 +72,11 @@ class Engine:
 
     # -- hooks for variants ------------------------------------------------------------------
 
-    def _pool_for(self, op: _Op) -> WorkerPool:
+    def _pool_for(self, op: _Op) -> PriorityPool:
         """The pool that runs ``op``'s synchronous body."""
         raise NotImplementedError
 
-    def _pools(self) -> Iterable[WorkerPool]:
+    def _pools(self) -> Iterable[PriorityPool]:
         """Every pool created so far."""
         raise NotImplementedError
 
@@ -161,7 +161,7 @@ class Engine:
 
     def stats(self) -> EngineStats:
         """Current op counts."""
-        running = self._loop_running + sum(pool._running for pool in self._pools())
+        running = self._loop_running + sum(pool.running for pool in self._pools())
         return EngineStats(self._pushed, self._completed, self._failed, len(self._live) - running, running)
 
     @property
@@ -207,7 +207,7 @@ class Engine:
             self._tasks_add(self._await_op(op, op.fn()))
         else:
             op.pool = self._pool_for(op)
-            op.pool.submit(op)
+            op.pool.submit(op, op.priority)
 
     def _start_async(self, op: _Op) -> None:
         assert self._loop is not None

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from antcolony.devices.thread_pool import PriorityPool
+
 from .engine import Engine
 from .settings import EngineSettings, resolve_kind
 from .var import Var, _Op
-from .workers import WorkerPool
 
 ENGINES: dict[str, type[Engine]] = {}
 
@@ -45,16 +46,16 @@ class NaiveEngine(Engine):
 
     def __init__(self, settings: EngineSettings | None = None) -> None:
         super().__init__(settings)
-        self._pool = WorkerPool("naive", 1, self._run_in_thread)
+        self._pool = PriorityPool("engine-naive", 1, self._run_in_thread)
         self._serial = (Var(self, "naive-serial"),)
 
     def _extra_writes(self) -> tuple[Var, ...]:
         return self._serial
 
-    def _pool_for(self, op: _Op) -> WorkerPool:
+    def _pool_for(self, op: _Op) -> PriorityPool:
         return self._pool
 
-    def _pools(self) -> Iterable[WorkerPool]:
+    def _pools(self) -> Iterable[PriorityPool]:
         return (self._pool,)
 
 
@@ -64,12 +65,12 @@ class PooledEngine(Engine):
 
     def __init__(self, settings: EngineSettings | None = None) -> None:
         super().__init__(settings)
-        self._pool = WorkerPool("pooled", self.settings.cpu_worker_nthreads, self._run_in_thread)
+        self._pool = PriorityPool("engine-pooled", self.settings.cpu_worker_nthreads, self._run_in_thread)
 
-    def _pool_for(self, op: _Op) -> WorkerPool:
+    def _pool_for(self, op: _Op) -> PriorityPool:
         return self._pool
 
-    def _pools(self) -> Iterable[WorkerPool]:
+    def _pools(self) -> Iterable[PriorityPool]:
         return (self._pool,)
 
 
@@ -88,9 +89,9 @@ class PerDeviceEngine(Engine):
 
     def __init__(self, settings: EngineSettings | None = None) -> None:
         super().__init__(settings)
-        self._by_key: dict[tuple[Any, str], WorkerPool] = {}
+        self._by_key: dict[tuple[Any, str], PriorityPool] = {}
 
-    def _pool_for(self, op: _Op) -> WorkerPool:
+    def _pool_for(self, op: _Op) -> PriorityPool:
         device = CPU_DEVICE if op.device is None else op.device
         if op.prop == "cpu_prioritized":
             key: tuple[Any, str] = (None, "cpu_priority")
@@ -100,7 +101,7 @@ class PerDeviceEngine(Engine):
             key = (device, "compute")
         pool = self._by_key.get(key)
         if pool is None:
-            pool = self._by_key[key] = WorkerPool(f"{key[0] or 'shared'}-{key[1]}", self._nthreads(*key),
+            pool = self._by_key[key] = PriorityPool(f"engine-{key[0] or 'shared'}-{key[1]}", self._nthreads(*key),
                                                   self._run_in_thread)
         return pool
 
@@ -112,7 +113,7 @@ class PerDeviceEngine(Engine):
             return s.gpu_copy_nthreads
         return s.cpu_worker_nthreads if "cpu" in str(device).lower() else s.gpu_worker_nthreads
 
-    def _pools(self) -> Iterable[WorkerPool]:
+    def _pools(self) -> Iterable[PriorityPool]:
         return tuple(self._by_key.values())
 
     def pools(self) -> dict[tuple[Any, str], int]:
