@@ -1,4 +1,5 @@
-"""The cluster demo runs end to end on a local two-node Ray cluster. Skipped without Ray; slow."""
+"""The cluster demo runs end to end on the package's two-node local Ray cluster (the ``cluster``
+fixture, conftest.py, passed to it with --address). Skipped without Ray; slow."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,10 +20,11 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_demo_reports_the_guaranteed_job_restored_and_the_coordinators_decisions(tmp_path):
+def test_the_demo_reports_the_guaranteed_job_restored_and_the_coordinators_decisions(
+        cluster: dict[str, Any], tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "cluster_demo.py"), "--before", "4", "--seconds", "8",
-         "--out", str(tmp_path / "demo.png")],
+         "--out", str(tmp_path / "demo.png"), "--address", cluster["address"]],
         capture_output=True, text=True, timeout=180, cwd=tmp_path, env={**os.environ},
     )
     assert out.returncode == 0, out.stderr[-3000:]
