@@ -58,8 +58,9 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
 def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf: int = 100,
            priority: str = GUARANTEED, gpu: str | None = None, job_id: str | None = None,
            detach: bool = False) -> tuple[str, Any]:
-    """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code.
-    The caller must be connected (``ray_support.connect``)."""
+    """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code
+    (None for a detached job: it starts and ends by itself, nobody waits for it). The caller must
+    be connected (``ray_support.connect``)."""
     if priority not in (GUARANTEED, OPPORTUNISTIC):
         raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
     if not 0 <= perf <= 100:
@@ -75,7 +76,7 @@ def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf:
         options["lifetime"] = "detached"
     actor = ray.remote(JobActor).options(**options).remote(asdict(spec))
     logger.info("submitted job %s: %s on %s (share %.2f), %s", job_id, script, gpu, share, priority)
-    return job_id, actor.run.remote()
+    return job_id, None if detach else actor.run.remote()
 
 
 def _coordinators(ray: Any) -> tuple[list[Any], list[dict[str, Any]]]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 import time
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -51,16 +53,28 @@ class Jobs:
     def __init__(self, root: Path, tmp: Path) -> None:
         self.root, self.tmp, self.ids, self.refs = root, tmp, [], {}
 
-    def submit(self, name: str, priority: str, mib: int, gpu: str | None = None, detach: bool = False,
-               progress: bool = False) -> str:
+    def args(self, name: str, progress: bool = False) -> list[str]:
         args = ["--width", "128", "--batch", "128", "--sim-gpu-memory-mib", str(GPU_MIB),
                 "--stop", str(self.tmp / f"{name}.stop")]
-        args += ["--progress", str(self.progress_file(name))] if progress else ["--every", "5"]
-        job_id, ref = client.submit(PROGRESS_JOB if progress else JOB, args, gpu_memory=mib * MiB,
-                                    priority=priority, gpu=gpu, job_id=name, detach=detach)
+        return args + (["--progress", str(self.progress_file(name))] if progress else ["--every", "5"])
+
+    def submit(self, name: str, priority: str, mib: int, gpu: str | None = None, detach: bool = False,
+               progress: bool = False) -> str:
+        job_id, ref = client.submit(PROGRESS_JOB if progress else JOB, self.args(name, progress),
+                                    gpu_memory=mib * MiB, priority=priority, gpu=gpu, job_id=name, detach=detach)
         self.ids.append(job_id)
         self.refs[job_id] = ref
         return job_id
+
+    def submit_detached_cli(self, address: str, name: str, mib: int, gpu: str) -> str:
+        """``antcolony submit --detach`` in its own process, which exits at once, as a user runs it."""
+        out = subprocess.run([sys.executable, "-m", "antcolony", "submit", "--address", address, "--detach",
+                              "--gpu-memory", f"{mib}MiB", "--gpu", gpu, "--name", name, JOB, *self.args(name)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and f"job {name} submitted" in out.stderr, out.stderr[-3000:]
+        self.ids.append(name)
+        self.refs[name] = None
+        return name
 
     def dir(self, job_id: str) -> Path | None:
         return next(iter(self.root.glob(f"*/jobs/{job_id}")), None)
@@ -104,11 +118,11 @@ class Jobs:
             (self.tmp / f"{job_id}.stop").touch()
         # A job ends at its next step; a suspended one, or one still waiting for a share, would
         # wait: kill those (their shares and memory are freed as any killed job's).
-        refs = [self.refs[job_id] for job_id in self.ids]
-        ended, _ = ray.wait(refs, num_returns=len(refs), timeout=2.0)
+        refs = [ref for ref in self.refs.values() if ref is not None]  # a detached job has none
+        ended, _ = ray.wait(refs, num_returns=len(refs), timeout=2.0) if refs else ([], [])
         for job_id in self.ids:
-            if self.refs[job_id] not in ended:
-                client.stop(job_id)
+            if self.refs[job_id] is None or self.refs[job_id] not in ended:
+                client.stop(job_id)  # False, harmlessly, for a job already gone
 
 
 @pytest.fixture
@@ -279,9 +293,9 @@ def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluste
     # a third node, with no CPU (the cluster keeps 2), holding one more simulated GPU
     node = cluster["cluster"].add_node(num_cpus=0, node_ip_address="127.0.0.1",
                                        resources={"sim_gpu_2": 1, "sim_gpu_mib": GPU_MIB})
-    # a detached job's actor ends with its script, giving its share back (3/4 of the GPU; an
-    # opportunistic job's token share beside it)
-    d = jobs.submit("d1", "guaranteed", GPU_MIB * 3 // 4, gpu="sim_gpu_2", detach=True)
+    # A detached job runs though its submitter exits at once, and its actor ends with its script,
+    # giving its share back (3/4 of the GPU; an opportunistic job's token share beside it).
+    d = jobs.submit_detached_cli(cluster["address"], "d1", GPU_MIB * 3 // 4, gpu="sim_gpu_2")
     o = jobs.submit("o3", "opportunistic", 32, gpu="sim_gpu_2")
     wait_for("d1 stepping", lambda: jobs.stepping(d), timeout=40)
     wait_for("o3 placed", lambda: jobs.config(o), timeout=40)
