@@ -18,8 +18,14 @@ from typing import Any
 from antcolony.errors import ConfigError
 
 from .job import GUARANTEED, OPPORTUNISTIC, JobActor, JobSpec
-from .ray_support import (coordinator_name, forget_job, job_actor_name, node_sim_gpus, recorded_jobs,
-                          require_ray)
+from .ray_support import (
+    coordinator_name,
+    forget_job,
+    job_actor_name,
+    node_sim_gpus,
+    recorded_jobs,
+    require_ray,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import antcolony as ac
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from share_gpu_job import build  # noqa: E402
+from share_gpu_job import build
 
 MiB = 1 << 20
 
