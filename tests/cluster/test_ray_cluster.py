@@ -119,7 +119,7 @@ class Jobs:
         # A job ends at its next step; a suspended one, or one still waiting for a share, would
         # wait: kill those (their shares and memory are freed as any killed job's).
         refs = [ref for ref in self.refs.values() if ref is not None]  # a detached job has none
-        ended, _ = ray.wait(refs, num_returns=len(refs), timeout=2.0) if refs else ([], [])
+        ended, _ = ray.wait(refs, num_returns=len(refs), timeout=1.0) if refs else ([], [])
         for job_id in self.ids:
             if self.refs[job_id] is None or self.refs[job_id] not in ended:
                 client.stop(job_id)  # False, harmlessly, for a job already gone
