@@ -80,12 +80,17 @@ def line(s: Sample) -> str:
     return " | ".join(parts)
 
 
+def on_target(s: Sample, job_id: str) -> bool:
+    """Whether the job's step time in this sample is within DEGRADED x its baseline."""
+    j = s.jobs.get(job_id)
+    return bool(j and j["step_ms"] and j["baseline_ms"] and j["step_ms"] <= DEGRADED * j["baseline_ms"])
+
+
 def figures(run: Run, guaranteed: str, capacity: int) -> list[str]:
     """The closing figures; ``capacity``: the bytes of the GPUs the jobs share."""
     out = []
     if run.arrival is not None:
-        ok = [s.t for s in run.samples if s.t >= run.arrival and (j := s.jobs.get(guaranteed))
-              and j["step_ms"] and j["baseline_ms"] and j["step_ms"] <= DEGRADED * j["baseline_ms"]]
+        ok = [s.t for s in run.samples if s.t >= run.arrival and on_target(s, guaranteed)]
         out.append(f"guaranteed job {guaranteed}: step time within {DEGRADED}x its baseline "
                    + (f"{ok[0] - run.arrival:.1f} s after its arrival" if ok else "never (MISSED)"))
     used = [sum(s.device_total.values()) for s in run.samples if s.device_total]
@@ -139,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=12.0, help="seconds to watch after the guaranteed job arrives")
     p.add_argument("--before", type=float, default=6.0, help="seconds the opportunistic jobs run alone")
+    p.add_argument("--settle", type=float, default=None,
+                   help="stop watching this many seconds after the guaranteed job is back within "
+                        f"{DEGRADED}x its baseline (default: watch for all of --seconds)")
     p.add_argument("--out", default="cluster_demo.png")
     p.add_argument("--address", default=None,
                    help="an existing Ray cluster with simulated GPUs sim_gpu_0 and sim_gpu_1 (default: start a "
@@ -196,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             s, decisions = sample(client, t0)
             run.samples.append(s)
             print(line(s), flush=True)
+            if args.settle is not None and run.arrival is not None and on_target(s, "guar"):
+                end = min(end, time.time() + args.settle)
             time.sleep(0.5)
         _, decisions = sample(client, t0)
         run.decisions = sorted(({**d, "t_rel": d["t"] - t0} for d in decisions if d["t"] >= t0 - 5),
