@@ -64,6 +64,10 @@ def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
         lines.append(f"node {node['node_id'][:12]} {node.get('address', '')} {state}: {gpus}")
         if node.get("error"):
             lines.append(f"  {node['error']}")
+        for job in node.get("lost_jobs", []):
+            lines.append(f"  {job['job_id']:<24} {job.get('gpu', '-'):<10} {job.get('priority', '-'):<13} LOST with its "
+                         f"node (asked {_mib(job.get('gpu_memory'))}; antcolony cluster stop {job['job_id']} "
+                         "forgets it)")
         for job in node.get("jobs", []):
             st, cfg = job.get("status", {}), job.get("config", {})
             step = st.get("miniBatchDuration")
@@ -119,7 +123,8 @@ def add_parsers(sub: Any) -> None:
     actions = cluster.add_subparsers(dest="action", required=True)
     status = actions.add_parser("status", help="nodes, GPUs, jobs and the coordinators' decisions")
     status.add_argument("--decisions", type=int, default=10, help="decisions shown per node")
-    stop = actions.add_parser("stop", help="stop a job (kill its process; its share is freed)")
+    stop = actions.add_parser("stop", help="stop a job (kill its process; its share is freed), "
+                              "or forget a job lost with its node")
     stop.add_argument("job", help="the job id, as antcolony submit and cluster status print it")
     for p in (status, stop):
         p.add_argument("--address", default="auto", help="Ray cluster address (default: the local one)")

@@ -18,7 +18,14 @@ from typing import Any
 from antcolony.errors import ConfigError
 
 from .job import GUARANTEED, OPPORTUNISTIC, JobActor, JobSpec
-from .ray_support import coordinator_name, job_actor_name, node_sim_gpus, require_ray
+from .ray_support import (
+    coordinator_name,
+    forget_job,
+    job_actor_name,
+    node_sim_gpus,
+    recorded_jobs,
+    require_ray,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +64,9 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
 def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf: int = 100,
            priority: str = GUARANTEED, gpu: str | None = None, job_id: str | None = None,
            detach: bool = False) -> tuple[str, Any]:
-    """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code.
-    The caller must be connected (``ray_support.connect``)."""
+    """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code
+    (None for a detached job: it starts and ends by itself, nobody waits for it). The caller must
+    be connected (``ray_support.connect``)."""
     if priority not in (GUARANTEED, OPPORTUNISTIC):
         raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
     if not 0 <= perf <= 100:
@@ -74,7 +82,7 @@ def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf:
         options["lifetime"] = "detached"
     actor = ray.remote(JobActor).options(**options).remote(asdict(spec))
     logger.info("submitted job %s: %s on %s (share %.2f), %s", job_id, script, gpu, share, priority)
-    return job_id, actor.run.remote()
+    return job_id, None if detach else actor.run.remote()
 
 
 def _coordinators(ray: Any) -> tuple[list[Any], list[dict[str, Any]]]:
@@ -92,10 +100,12 @@ def _coordinators(ray: Any) -> tuple[list[Any], list[dict[str, Any]]]:
 
 def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
     """Per node: its id, whether it is alive, its simulated GPUs and, from its coordinator, its
-    jobs (asked and reached limits, perfControl, step time, host fallbacks) and decisions."""
+    jobs (asked and reached limits, perfControl, step time, host fallbacks) and decisions. A node
+    that left has, instead, ``lost_jobs``: the jobs recorded as running there when it went."""
     ray = require_ray()
     handles, nodes = _coordinators(ray)
     refs = [h.report.remote() if h is not None else None for h in handles]
+    records = recorded_jobs()
     out = []
     for ref, node in zip(refs, nodes):
         report: dict[str, Any] = {"jobs": [], "decisions": []}
@@ -104,13 +114,23 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
                 report = ray.get(ref, timeout=timeout)
             except Exception as exc:
                 report["error"] = f"its coordinator did not answer ({type(exc).__name__}); it restarts by itself"
-        out.append({**report, "node_id": node["NodeID"], "alive": bool(node.get("Alive")),
+        alive = bool(node.get("Alive"))
+        lost = [] if alive else sorted((r for r in records.values() if r.get("node_id") == node["NodeID"]),
+                                       key=lambda r: r["job_id"])
+        out.append({**report, "node_id": node["NodeID"], "alive": alive, "lost_jobs": lost,
                     "address": node.get("NodeManagerAddress"), "gpus": node_sim_gpus(node)})
+    # Ray forgets dead nodes after a while; their jobs are still reported lost.
+    known = {node["NodeID"] for node in nodes}
+    for node_id in sorted({r.get("node_id") for r in records.values()} - known - {None}):
+        lost = sorted((r for r in records.values() if r.get("node_id") == node_id), key=lambda r: r["job_id"])
+        out.append({"node_id": node_id, "alive": False, "lost_jobs": lost, "address": None, "gpus": {},
+                    "jobs": [], "decisions": []})
     return out
 
 
 def stop(job_id: str, timeout: float = 10.0) -> bool:
-    """Stop (kill) a job wherever it runs; False when no coordinator knows it."""
+    """Stop (kill) a job wherever it runs; for a job lost with its node, forget it (cluster status
+    lists it no more). False when the cluster knows no such job."""
     ray = require_ray()
     handles, _ = _coordinators(ray)
     stopped = ray.get([h.stop.remote(job_id) for h in handles if h is not None], timeout=timeout)
@@ -120,4 +140,8 @@ def stop(job_id: str, timeout: float = 10.0) -> bool:
         ray.kill(ray.get_actor(job_actor_name(job_id)))
         return True
     except ValueError:
-        return False
+        pass
+    if job_id in recorded_jobs():  # its node left with it
+        forget_job(job_id)
+        return True
+    return False

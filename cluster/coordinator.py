@@ -7,6 +7,8 @@ Per node, under ``cluster_dir()/<node id>``: ``gpus/<gpu>/`` is the runtime dire
 simulated GPU's memory ledger) of every job on that GPU, and ``jobs/<job>/`` holds a job's
 ``spec.json``, ``config.json`` (written only here) and ``status.json`` (written only by the job).
 A restarted coordinator rebuilds its jobs from those files (``spec.json`` names the job's pid).
+Each job is also recorded, with its node, in the cluster's key-value store (``record_job``), which
+outlives the node: when a node leaves, ``antcolony cluster status`` lists its jobs as lost.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from antcolony.config.atomic_file import write_file_atomic
 
 from .policy import Decision, JobView, PolicySettings, PolicyState, decide
-from .ray_support import cluster_dir, job_actor_name, node_sim_gpus, require_ray
+from .ray_support import cluster_dir, forget_job, job_actor_name, node_sim_gpus, record_job, require_ray
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +86,14 @@ class Coordinator:
         """Adopt the jobs a previous coordinator of this node left whose processes still live."""
         for spec_path in sorted((self.dir / "jobs").glob("*/spec.json")):
             spec, _ = _read_json(spec_path)
-            if not spec or not _pid_alive(int(spec.get("pid", 0))):
+            if not spec:
+                continue
+            if not _pid_alive(int(spec.get("pid", 0))):
+                # Gone while no coordinator watched: forget it now, or a later process given the
+                # same pid would be adopted in its place.
+                spec_path.unlink(missing_ok=True)
+                forget_job(spec["job_id"])
+                self._log(Decision(spec["job_id"], 0, 0, "left: its process exited while its coordinator was down"))
                 continue
             config, _ = _read_json(spec_path.with_name("config.json"))
             self.jobs[spec["job_id"]] = spec
@@ -134,6 +143,7 @@ class Coordinator:
         self.status.pop(job_id, None)
         if spec is not None:
             (self._job_dir(job_id) / "spec.json").unlink(missing_ok=True)
+            forget_job(job_id)
             self._log(Decision(job_id, 0, 0, f"left: {reason}"))
 
     def _poll(self) -> None:
@@ -168,6 +178,7 @@ class Coordinator:
         for d in (job_dir, runtime):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_file_atomic(job_dir / "spec.json", json.dumps(spec))
+        record_job(spec)  # outlives this node: cluster status names the jobs a departed node took
         self.jobs[spec["job_id"]] = spec
         self._step()
         return {

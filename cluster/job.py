@@ -5,8 +5,8 @@ config file and says where its files are), puts those paths in its process envir
 script's antcolony sessions follow them as any AntMan job follows GPU_CONFIG_FILE and
 GPU_STATUS_FILE, and runs the script as ``antcolony run`` would. Killing the actor kills the job's
 process; the simulated GPU's ledger then reclaims its memory and Ray its resource share. A
-detached job's actor ends with its script; otherwise the submitter, which waits for the exit
-code, ends it (the CLI by exiting).
+detached job's actor starts its script itself and ends with it; otherwise the submitter, which
+waits for the exit code, starts it and ends it (the CLI by exiting).
 """
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ class JobActor:
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = JobSpec(**spec)
+        if self.spec.detach:
+            # The submitter of a detached job exits at once: a ``run`` task it sent would be lost
+            # with it while the actor still waits for its share or starts (seen with ``ray start``
+            # and ``antcolony submit --detach``: the script never ran). The actor sends its own,
+            # queued behind this constructor, so the job starts whenever it is placed.
+            ray = require_ray()
+            ray.get_runtime_context().current_actor.run.remote()
 
     def run(self) -> int:
         ray = require_ray()

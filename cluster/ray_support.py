@@ -7,6 +7,7 @@ to install it when it is missing.
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import os
 import sys
@@ -60,9 +61,11 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num_cpus: int | None = None) -> Any:
+def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num_cpus: int | None = None,
+            log_to_driver: bool = True) -> Any:
     """Connect this process to Ray: to ``address`` ("auto": the cluster ``ray start`` left on this
-    machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs."""
+    machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs.
+    ``log_to_driver``: print the jobs' output here (Ray's option of that name)."""
     if address is None or _is_loopback(address):
         loopback_only()
     ray = require_ray()
@@ -73,9 +76,9 @@ def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num
         if sim_gpus:
             resources[SIM_GPU_MIB] = float(sim_gpu_mib)
         ray.init(namespace=NAMESPACE, _node_ip_address="127.0.0.1", include_dashboard=False,
-                 num_cpus=num_cpus, resources=resources, log_to_driver=True)
+                 num_cpus=num_cpus, resources=resources, log_to_driver=log_to_driver)
     else:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=True)
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=log_to_driver)
     return ray
 
 
@@ -107,3 +110,45 @@ def node_sim_gpus(node: dict[str, Any]) -> dict[str, int]:
     mib = int(resources.get(SIM_GPU_MIB, 0))
     return {name: mib << 20 for name in sorted(resources)
             if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX):].isdigit()}
+
+
+# --- the cluster's record of where jobs run --------------------------------------------------
+# A node's coordinator and its files go with the node; the record of which jobs it ran must not,
+# or ``antcolony cluster status`` could not say which jobs a departed node took with it. The
+# record lives in Ray's GCS key-value store (on the head node; it outlives any other node). Ray
+# exposes that store only through ``ray.experimental.internal_kv`` (the underscore functions its
+# own libraries use); these three functions are the one place that names it.
+_JOB_KEY = "job/"
+
+
+def _kv() -> Any:
+    require_ray()
+    from ray.experimental import internal_kv
+
+    return internal_kv
+
+
+def record_job(spec: dict[str, Any]) -> None:
+    """Note that job ``spec["job_id"]`` runs on node ``spec["node_id"]`` (its coordinator calls this)."""
+    keep = {k: spec[k] for k in ("job_id", "node_id", "gpu", "priority", "gpu_memory", "perf") if k in spec}
+    _kv()._internal_kv_put(_JOB_KEY + spec["job_id"], json.dumps(keep), overwrite=True, namespace=NAMESPACE)
+
+
+def forget_job(job_id: str) -> None:
+    """The job ended (or was stopped, or its loss was acknowledged): drop its record."""
+    _kv()._internal_kv_del(_JOB_KEY + job_id, namespace=NAMESPACE)
+
+
+def recorded_jobs() -> dict[str, dict[str, Any]]:
+    """Every job recorded as running, by job id: ``job_id, node_id, gpu, priority, gpu_memory, perf``."""
+    kv = _kv()
+    jobs = {}
+    for key in kv._internal_kv_list(_JOB_KEY, namespace=NAMESPACE):
+        raw = kv._internal_kv_get(key, namespace=NAMESPACE)
+        try:
+            body = json.loads(raw) if raw is not None else None
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and "job_id" in body:
+            jobs[body["job_id"]] = body
+    return jobs

@@ -1,7 +1,8 @@
 """Jobs sharing simulated GPUs across a two-node local Ray cluster, driven AntMan-style.
 
 A local test cluster (``ray.cluster_utils``, both nodes on this machine, 127.0.0.1 only) has one
-simulated GPU per node. Two opportunistic jobs start, one per GPU; later a guaranteed job arrives
+simulated GPU per node (or, with ``--address``, an existing cluster whose nodes have the simulated
+GPUs ``sim_gpu_0`` and ``sim_gpu_1``). Two opportunistic jobs start, one per GPU; later a guaranteed job arrives
 on GPU 0. Each node's coordinator writes its jobs' config files and reads their status files; this
 script only watches, through ``antcolony.cluster.client.cluster_status`` (what ``antcolony cluster
 status`` prints), every half second. It prints one line per sample, and at the end the figures:
@@ -10,6 +11,7 @@ memory in use across the cluster; and a plot (PNG, matplotlib) of each job's ste
 perfControl and device memory with the coordinators' decisions marked.
 
     pip install -e '.[ray,examples]' && python scripts/cluster_demo.py [--seconds 12] [--out cluster_demo.png]
+    python scripts/cluster_demo.py --address HEAD:6379   # on a cluster started with ray start
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Before ray is imported: one-machine Ray listens and connects on 127.0.0.1 only, no usage stats.
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+# Before ray is imported: no usage statistics (and, for a cluster on this machine, main() keeps
+# Ray on 127.0.0.1 only).
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
 MiB = 1 << 20
-GPU_MIB = 128
+GPU_MIB = 128  # each simulated GPU of the local cluster
+GPUS = ("sim_gpu_0", "sim_gpu_1")
 JOB = str(Path(__file__).resolve().with_name("share_gpu_job.py"))
 DEGRADED = 1.25  # the policy's threshold: a guaranteed job's step time over 1.25x its baseline
 
@@ -77,16 +80,21 @@ def line(s: Sample) -> str:
     return " | ".join(parts)
 
 
-def figures(run: Run, guaranteed: str) -> list[str]:
+def on_target(s: Sample, job_id: str) -> bool:
+    """Whether the job's step time in this sample is within DEGRADED x its baseline."""
+    j = s.jobs.get(job_id)
+    return bool(j and j["step_ms"] and j["baseline_ms"] and j["step_ms"] <= DEGRADED * j["baseline_ms"])
+
+
+def figures(run: Run, guaranteed: str, capacity: int) -> list[str]:
+    """The closing figures; ``capacity``: the bytes of the GPUs the jobs share."""
     out = []
     if run.arrival is not None:
-        ok = [s.t for s in run.samples if s.t >= run.arrival and (j := s.jobs.get(guaranteed))
-              and j["step_ms"] and j["baseline_ms"] and j["step_ms"] <= DEGRADED * j["baseline_ms"]]
+        ok = [s.t for s in run.samples if s.t >= run.arrival and on_target(s, guaranteed)]
         out.append(f"guaranteed job {guaranteed}: step time within {DEGRADED}x its baseline "
                    + (f"{ok[0] - run.arrival:.1f} s after its arrival" if ok else "never (MISSED)"))
     used = [sum(s.device_total.values()) for s in run.samples if s.device_total]
     if used:
-        capacity = 2 * GPU_MIB * MiB
         out.append(f"GPU memory in use across the cluster: mean {sum(used) / len(used) / MiB:.0f} MiB, "
                    f"max {max(used) / MiB:.0f} MiB of {capacity / MiB:.0f} MiB "
                    f"({sum(used) / len(used) / capacity:.0%} mean utilisation)")
@@ -136,28 +144,48 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=12.0, help="seconds to watch after the guaranteed job arrives")
     p.add_argument("--before", type=float, default=6.0, help="seconds the opportunistic jobs run alone")
+    p.add_argument("--settle", type=float, default=None,
+                   help="stop watching this many seconds after the guaranteed job is back within "
+                        f"{DEGRADED}x its baseline (default: watch for all of --seconds)")
     p.add_argument("--out", default="cluster_demo.png")
+    p.add_argument("--address", default=None,
+                   help="an existing Ray cluster with simulated GPUs sim_gpu_0 and sim_gpu_1 (default: start a "
+                        "two-node local one); the job script must be at this path on its nodes")
     args = p.parse_args(argv)
+    from antcolony.cluster import client
+    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, connect, loopback_only, node_sim_gpus
+
+    if args.address is None:
+        loopback_only()  # before ray is imported
     try:
         import ray
-        from ray import cluster_utils
     except ImportError:
         print("this demo needs Ray: pip install -e '.[ray]'", file=sys.stderr)
         return 2
-    from antcolony.cluster import client
-    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, NAMESPACE
 
     workdir = Path(tempfile.mkdtemp(prefix="cluster_demo_"))
-    os.environ[CLUSTER_DIR_ENV] = str(workdir / "cluster")  # the nodes' processes inherit it
-    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False,
-        "resources": {"sim_gpu_0": 1, "sim_gpu_mib": GPU_MIB}})
+    cluster = None
+    if args.address is None:
+        from ray import cluster_utils
+
+        os.environ[CLUSTER_DIR_ENV] = str(workdir / "cluster")  # the nodes' processes inherit it
+        cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False,
+            "resources": {GPUS[0]: 1, "sim_gpu_mib": GPU_MIB}})
     run, jobs = Run(), []
     try:
-        cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={"sim_gpu_1": 1, "sim_gpu_mib": GPU_MIB})
-        cluster.wait_for_nodes()
-        ray.init(address=cluster.address, namespace=NAMESPACE, log_to_driver=False)
-        job_args = ["--width", "256", "--batch", "256", "--sim-gpu-memory-mib", str(GPU_MIB), "--every", "5"]
+        if cluster is not None:
+            cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={GPUS[1]: 1, "sim_gpu_mib": GPU_MIB})
+            cluster.wait_for_nodes()
+        connect(args.address or cluster.address, log_to_driver=False)
+        gpus = {name: mem for node in ray.nodes() if node.get("Alive") for name, mem in node_sim_gpus(node).items()}
+        if any(gpu not in gpus for gpu in GPUS):
+            print(f"the cluster needs the simulated GPUs {', '.join(GPUS)} (it has {sorted(gpus) or 'none'}): "
+                  "start its nodes with ray start --resources '{\"sim_gpu_0\": 1, \"sim_gpu_mib\": 128}'",
+                  file=sys.stderr)
+            return 2
+        gpu_mib = min(gpus[gpu] for gpu in GPUS) >> 20  # the jobs' simulated GPU is the node's
+        job_args = ["--width", "256", "--batch", "256", "--sim-gpu-memory-mib", str(gpu_mib), "--every", "5"]
 
         def submit(name: str, priority: str, gpu: str, mib: int) -> None:
             job_id, _ = client.submit(JOB, [*job_args, "--stop", str(workdir / f"{name}.stop")],
@@ -176,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             s, decisions = sample(client, t0)
             run.samples.append(s)
             print(line(s), flush=True)
+            if args.settle is not None and run.arrival is not None and on_target(s, "guar"):
+                end = min(end, time.time() + args.settle)
             time.sleep(0.5)
         _, decisions = sample(client, t0)
         run.decisions = sorted(({**d, "t_rel": d["t"] - t0} for d in decisions if d["t"] >= t0 - 5),
@@ -184,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         for d in run.decisions:
             print(f"  t={d['t_rel']:5.1f}s {d['job']}: maxDeviceMem {d['maxDeviceMem'] / MiB:.0f} MiB, "
                   f"perfControl {d['perfControl']}: {d['reason']}")
-        for text in figures(run, "guar"):
+        for text in figures(run, "guar", sum(gpus[gpu] for gpu in GPUS)):
             print(text)
         print(plot(run, args.out))
     finally:
@@ -194,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:
                 print(f"could not stop {job_id}: {exc}", file=sys.stderr)
         ray.shutdown()
-        cluster.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
     return 0
 
 

@@ -60,7 +60,9 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
                    "status": {"miniBatchDuration": 7400, "deviceMemLimit": 64 << 20, "deviceMemUsedMax": 1 << 20,
                               "hostFallbacks": 3}}],
          "decisions": [{"t": 0.0, "job": "o", "perfControl": 0, "maxDeviceMem": 48 << 20, "reason": "suspended: x"}]},
-        {"node_id": "b" * 56, "address": "127.0.0.1", "alive": False, "gpus": {}, "jobs": [], "decisions": []},
+        {"node_id": "b" * 56, "address": "127.0.0.1", "alive": False, "gpus": {}, "jobs": [], "decisions": [],
+         "lost_jobs": [{"job_id": "o3", "node_id": "b" * 56, "gpu": "sim_gpu_2", "priority": "opportunistic",
+                        "gpu_memory": 32 << 20, "perf": 100}]},
         {"node_id": "c" * 56, "address": "127.0.0.1", "alive": True, "gpus": {}, "jobs": [], "decisions": [],
          "error": "its coordinator did not answer (GetTimeoutError); it restarts by itself"},
     ]
@@ -70,5 +72,10 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
                  "host fallbacks 3"):
         assert part in job, (part, job)
     assert "o: perfControl 0, maxDeviceMem 48.0M: suspended: x" in text
-    assert "node bbbbbbbbbbbb 127.0.0.1 GONE (its jobs went with it)" in text
+    lines = text.splitlines()
+    gone = next(i for i, line in enumerate(lines) if line.startswith("node bbbbbbbbbbbb"))
+    assert "127.0.0.1 GONE (its jobs went with it)" in lines[gone]
+    lost = lines[gone + 1]  # the jobs it took, listed under it
+    for part in ("sim_gpu_2", "opportunistic", "LOST with its node", "asked 32.0M", "antcolony cluster stop o3"):
+        assert part in lost, (part, lost)
     assert "node cccccccccccc 127.0.0.1 alive: no GPU\n  its coordinator did not answer (GetTimeoutError)" in text
