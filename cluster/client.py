@@ -121,7 +121,7 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
                     "address": node.get("NodeManagerAddress"), "gpus": node_sim_gpus(node)})
     # Ray forgets dead nodes after a while; their jobs are still reported lost.
     known = {node["NodeID"] for node in nodes}
-    for node_id in sorted({r.get("node_id") for r in records.values()} - known - {None}):
+    for node_id in sorted({str(r["node_id"]) for r in records.values() if r.get("node_id")} - known):
         lost = sorted((r for r in records.values() if r.get("node_id") == node_id), key=lambda r: r["job_id"])
         out.append({"node_id": node_id, "alive": False, "lost_jobs": lost, "address": None, "gpus": {},
                     "jobs": [], "decisions": []})

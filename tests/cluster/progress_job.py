@@ -18,6 +18,8 @@ from pathlib import Path
 import antcolony as ac
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import contextlib
+
 from share_gpu_job import build
 
 MiB = 1 << 20
@@ -37,10 +39,8 @@ async def log_steps(path: str, ends: list[float], stop: asyncio.Event) -> None:
             await asyncio.to_thread(_append, path, stamps)
         if done:
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.1)
-        except TimeoutError:
-            pass
 
 
 async def main() -> int:

@@ -4,6 +4,7 @@ write, ``antcolony cluster status|stop``. Skipped without the ray extra; marked 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -25,7 +26,7 @@ ray = pytest.importorskip("ray")
 
 from antcolony.__main__ import main  # noqa: E402
 from antcolony.cluster import client  # noqa: E402
-from antcolony.cluster.policy import PolicySettings
+from antcolony.cluster.policy import PolicySettings  # noqa: E402
 from antcolony.cluster.ray_support import coordinator_name  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -151,7 +152,7 @@ def test_three_jobs_on_two_simulated_gpus_and_a_killed_jobs_share_reused(cluster
     g3 = jobs.submit("g3", "guaranteed", 80, gpu=_gpu(jobs, g1))
     t_g3 = time.monotonic()
     for job_id in (g1, g2, o):
-        wait_for(f"{job_id} stepping", lambda: jobs.stepping(job_id), timeout=40)
+        wait_for(f"{job_id} stepping", functools.partial(jobs.stepping, job_id), timeout=40)
     assert jobs.dir(g1).parents[1] != jobs.dir(g2).parents[1]  # two nodes' coordinators own them
     assert jobs.config(g1) == jobs.config(g2) == {"mem": 80 * MiB, "perf": 100}
     assert jobs.config(o)["mem"] == (GPU_MIB - 80) * MiB  # what the guaranteed job on its GPU leaves
@@ -310,7 +311,7 @@ def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluste
     wait_for("o3's process gone with its node", lambda: not _alive(pid), timeout=20)
 
     def gone() -> list[str] | None:
-        code, text = cli("cluster", "status", "--address", cluster["address"])
+        _code, text = cli("cluster", "status", "--address", cluster["address"])
         lines = text.splitlines()
         at = next((i for i, ln in enumerate(lines) if ln.startswith(f"node {node.node_id[:12]}")), None)
         return lines[at:] if at is not None and "GONE (its jobs went with it)" in lines[at] else None
