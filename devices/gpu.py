@@ -2,9 +2,10 @@
 
 One actor per GPU receives ``Launch`` messages; ``kind="copy"`` work goes to the copy stream(s)
 so transfers overlap compute, other work to the least recently used free compute stream. Each
-stream holds at most one launch in flight, so a priority queue (higher first, FIFO within a
-priority) decides what runs next. Completion arrives from the backend's stream callback, on the
-loop, and is forwarded to the launching node as ``KernelDone``.
+stream holds up to ``LAUNCH_DEPTH`` launches in flight, run back to back in its order (a CUDA
+stream's queue); launches beyond that wait in a priority queue (higher first, FIFO within a
+priority). Completion arrives from the backend's stream callback, on the loop, and is forwarded
+to the launching node as ``KernelDone``.
 
 Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
 device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not
@@ -26,6 +27,10 @@ from .backends.base import GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 
 
+#: Launches in flight per stream (a slot per launch in ``free``; a finished launch frees one).
+LAUNCH_DEPTH = 4
+
+
 class GpuWorker(Actor):
     """Device worker of ``/device:GPU:<index>``."""
 
@@ -44,7 +49,9 @@ class GpuWorker(Actor):
         loop = asyncio.get_running_loop()
         for kind, n in self.counts.items():
             made = [self.backend.create_stream(self.index, f"{kind}{k}", loop) for k in range(n)]
-            self.free[kind] = made
+            # Each stream takes up to LAUNCH_DEPTH launches at once: it runs its queue back to back
+            # while completions travel to the loop, instead of idling for each round trip.
+            self.free[kind] = made * LAUNCH_DEPTH
             self.streams.extend(made)
 
     def on_receive(self, msg: Any) -> Any:

@@ -14,7 +14,7 @@ import antcolony as ac
 from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
-from antcolony.devices.gpu import GpuWorker
+from antcolony.devices.gpu import LAUNCH_DEPTH, GpuWorker
 from antcolony.devices.launch import KernelDone, Launch
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
@@ -167,14 +167,17 @@ async def test_gpu_launches_run_highest_priority_first_and_fifo_within_a_priorit
     gate = threading.Event()
     order: list[int] = []
     done = asyncio.get_running_loop().create_future()
-    sink = rt.spawn(_Collector, order, done, 7)
-    worker.tell(Launch(None, lambda: (gate.wait(5), -1)[1], [], 0, sink))
+    sink = rt.spawn(_Collector, order, done, LAUNCH_DEPTH + 6)
+    # The stream's own queue (LAUNCH_DEPTH launches) is committed in arrival order, as a CUDA
+    # stream's is; priorities order the launches waiting behind it.
+    for _ in range(LAUNCH_DEPTH):
+        worker.tell(Launch(None, lambda: (gate.wait(5), -1)[1], [], 0, sink))
     for tag, priority in [(1, 0), (2, 5), (3, 0), (4, 9), (5, 5), (6, -1)]:
         worker.tell(Launch(None, lambda t=tag: t, [], priority, sink))
     await asyncio.sleep(0.05)
     gate.set()
     await asyncio.wait_for(done, 5)
-    assert order == [-1, 4, 2, 5, 1, 3, 6]
+    assert order == [-1] * LAUNCH_DEPTH + [4, 2, 5, 1, 3, 6]
 
 
 async def test_a_multi_device_chrome_trace_has_a_track_per_worker_and_valid_events():
