@@ -38,7 +38,7 @@ for _t in COMPARISON:
     register_op(_t)(_comparison_shape)
 for _t in UNARY:
     register_op(_t)(_unary_shape)
-not_differentiable(*COMPARISON, "Sign")
+not_differentiable(*COMPARISON)
 
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -261,6 +261,14 @@ def _log_grad(op: Operation, grad: Tensor) -> list:
 @register_gradient("Abs")
 def _abs_grad(op: Operation, grad: Tensor) -> list:
     return [grad * sign(op.inputs[0])]
+
+
+@register_gradient("Sign")
+def _sign_grad(op: Operation, grad: Tensor) -> list:
+    from .array import zeros_like
+
+    # TF gives a zero tensor, not None: a loss through sign() still has a gradient to apply
+    return [zeros_like(op.inputs[0])]
 
 
 @register_gradient("Reciprocal")

@@ -1,0 +1,191 @@
+"""Harness for the differential tests against TensorFlow 1 (``tests/compat/test_tf1_diff_*.py``).
+
+A :class:`Case` holds one small graph, written once as ``build(tf, *xs)`` against a TF1-shaped
+module: it is built and run in ``antcolony.compat.v1`` and in ``tensorflow.compat.v1`` (graph
+mode, TF1 behaviour: ref variables, v1 control flow) on the same seeded numpy inputs, fed through
+placeholders. The forward outputs are compared value, dtype and shape; for differentiable cases
+the gradients of ``sum(w * out)`` (``w`` a fixed random array per output) with respect to every
+floating input are compared too. TensorFlow is the reference.
+
+Importing this module skips the importing test module when TensorFlow is not installed (the
+``tf1`` extra of pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pytest
+
+# tf.compat.v1.layers exist only with Keras 2 (the tf-keras package); TF reads this switch on import.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+tensorflow = pytest.importorskip("tensorflow")
+
+import antcolony.compat.v1 as acv1  # noqa: E402 - after the skip, so nothing is imported for nothing
+
+tf1 = tensorflow.compat.v1
+tf1.disable_v2_behavior()  # TF1 semantics: ref variables, v1 control flow, graph mode
+tf1.logging.set_verbosity(tf1.logging.ERROR)
+
+FRAMEWORKS = {"antcolony": acv1, "tensorflow": tf1}
+TF_VERSION = tensorflow.__version__
+
+Build = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One compared graph: ``build(tf, *placeholders)`` returns a tensor or a list/tuple of them.
+
+    ``grad`` compares gradients of the floating outputs with respect to the floating inputs;
+    ``xfail`` names a known, deliberate difference (the case is then strict-xfailed).
+    """
+
+    name: str
+    build: Build
+    inputs: tuple[np.ndarray, ...] = ()
+    grad: bool = True
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-5
+    xfail: str | None = None
+    check_dtype: bool = True
+
+
+@dataclass
+class Table:
+    """The cases of one test module, in the order they were registered."""
+
+    cases: list[Case] = field(default_factory=list)
+
+    def case(self, name: str, *inputs: np.ndarray, **options: Any) -> Callable[[Build], Build]:
+        """Decorator registering ``build`` as the case ``name`` on ``inputs``."""
+
+        def register(build: Build) -> Build:
+            if any(c.name == name for c in self.cases):
+                raise ValueError(f"duplicate case {name!r}")
+            self.cases.append(Case(name, build, tuple(np.asarray(a) for a in inputs), **options))
+            return build
+
+        return register
+
+    def params(self) -> list[Any]:
+        """The cases as pytest params, ids = case names, known differences strict-xfailed."""
+        return [
+            pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])
+            for c in self.cases
+        ]
+
+
+# -- seeded inputs ---------------------------------------------------------------------------------
+
+def rng(tag: str) -> np.random.Generator:
+    """A generator seeded by ``tag``, so a case's inputs do not depend on which cases ran before."""
+    return np.random.default_rng(zlib.crc32(tag.encode()))
+
+
+def normal(*shape: int, tag: str = "normal", scale: float = 1.0) -> np.ndarray:
+    return (rng(f"{tag}{shape}").standard_normal(shape) * scale).astype(np.float32)
+
+
+def positive(*shape: int, tag: str = "positive", low: float = 0.5, high: float = 2.0) -> np.ndarray:
+    return rng(f"{tag}{shape}").uniform(low, high, shape).astype(np.float32)
+
+
+def ints(low: int, high: int, *shape: int, dtype: Any = np.int32, tag: str = "ints") -> np.ndarray:
+    return rng(f"{tag}{shape}{low}{high}").integers(low, high, shape).astype(dtype)
+
+
+def bools(*shape: int, tag: str = "bools") -> np.ndarray:
+    return rng(f"{tag}{shape}").random(shape) < 0.5
+
+
+# -- running one framework -------------------------------------------------------------------------
+
+def _np_dtype(t: Any) -> np.dtype:
+    return np.dtype(getattr(t.dtype, "as_numpy_dtype", t.dtype))
+
+
+def _is_float(dtype: Any) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def flatten(out: Any) -> list[Any]:
+    """Tensors of a build result (a tensor, or a list/tuple/namedtuple of them), in order."""
+    if isinstance(out, (list, tuple)):
+        return [t for item in out for t in flatten(item)]
+    return [out]
+
+
+def _weights(case: Case, outputs: Sequence[Any]) -> list[np.ndarray | None]:
+    weights: list[np.ndarray | None] = []
+    for i, t in enumerate(outputs):
+        if not _is_float(_np_dtype(t)) or not t.shape.is_fully_defined():
+            weights.append(None)
+            continue
+        weights.append(rng(f"{case.name}/w{i}").standard_normal(t.shape.as_list()).astype(_np_dtype(t)))
+    return weights
+
+
+def run_case(fw: Any, case: Case) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+    """Build ``case`` in framework ``fw``, run it once; returns (outputs, gradients per input)."""
+    g = fw.Graph()
+    with g.as_default():
+        xs = [fw.placeholder(a.dtype, a.shape, name=f"x{i}") for i, a in enumerate(case.inputs)]
+        outputs = flatten(case.build(fw, *xs))
+        fetches: list[Any] = list(outputs)
+        float_xs = [i for i, a in enumerate(case.inputs) if _is_float(a.dtype)]
+        n_grads = 0
+        if case.grad and float_xs:
+            weights = _weights(case, outputs)
+            terms = [fw.reduce_sum(t * fw.constant(w)) for t, w in zip(outputs, weights) if w is not None]
+            assert terms, f"{case.name}: no floating output with a static shape to differentiate"
+            grads = fw.gradients(fw.add_n(terms) if len(terms) > 1 else terms[0], [xs[i] for i in float_xs])
+            # None (no path from the input) is part of what is compared: fetch a marker for it
+            fetches += [fw.constant(np.nan) if gr is None else gr for gr in grads]
+            n_grads = len(grads)
+            none_mask = [gr is None for gr in grads]
+        init = fw.group(fw.global_variables_initializer(), fw.local_variables_initializer())
+    with fw.Session(graph=g) as sess:
+        sess.run(init)
+        values = sess.run(fetches, dict(zip(xs, case.inputs)))
+    out_values = [np.asarray(v) for v in values[: len(outputs)]]
+    grad_values: list[np.ndarray | None] = []
+    if n_grads:
+        grad_values = [None if none else np.asarray(v) for v, none in zip(values[len(outputs):], none_mask)]
+    return out_values, grad_values
+
+
+def compare(case: Case) -> None:
+    """Run ``case`` in both frameworks and assert antcolony agrees with TensorFlow."""
+    ours, our_grads = run_case(acv1, case)
+    ref, ref_grads = run_case(tf1, case)
+    assert len(ours) == len(ref), f"{len(ours)} outputs, TF has {len(ref)}"
+    for i, (a, r) in enumerate(zip(ours, ref)):
+        assert_same(a, r, case.rtol, case.atol, f"output {i}", case.check_dtype)
+    assert [g is None for g in our_grads] == [g is None for g in ref_grads], "inputs without a gradient differ"
+    for i, (a, r) in enumerate(zip(our_grads, ref_grads)):
+        if r is not None:
+            assert_same(a, r, case.grad_rtol, case.grad_atol, f"gradient of input {i}", case.check_dtype)
+
+
+def assert_same(ours: Any, ref: Any, rtol: float, atol: float, what: str, check_dtype: bool = True) -> None:
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    assert ours.shape == ref.shape, f"{what}: shape {ours.shape}, TF {ref.shape}"
+    if check_dtype:
+        assert ours.dtype == ref.dtype, f"{what}: dtype {ours.dtype}, TF {ref.dtype}"
+    if _is_float(ref.dtype):
+        np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(ours, ref, err_msg=what)
+
+
+def run_both(fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """``fn(tf)`` for each framework (for cases that drive their own sessions): name -> result."""
+    return {name: fn(fw) for name, fw in FRAMEWORKS.items()}
