@@ -234,7 +234,8 @@ def _neg_grad(op: Operation, grad: Tensor) -> list:
 
 @register_gradient("Square")
 def _square_grad(op: Operation, grad: Tensor) -> list:
-    return [grad * 2.0 * op.inputs[0]]
+    # multiply(), not the * operator: the ops keep TF's gradient names (Square_grad/Mul, Mul_1)
+    return [multiply(multiply(grad, 2.0), op.inputs[0])]
 
 
 @register_gradient("Sqrt")
