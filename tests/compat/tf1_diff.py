@@ -123,43 +123,45 @@ def flatten(out: Any) -> list[Any]:
     return [out]
 
 
-def _weights(case: Case, outputs: Sequence[Any]) -> list[np.ndarray | None]:
-    weights: list[np.ndarray | None] = []
-    for i, t in enumerate(outputs):
-        if not _is_float(_np_dtype(t)) or not t.shape.is_fully_defined():
-            weights.append(None)
-            continue
-        weights.append(rng(f"{case.name}/w{i}").standard_normal(t.shape.as_list()).astype(_np_dtype(t)))
-    return weights
+def _densify(fw: Any, grad: Any) -> Any:
+    # TF's gradient of gather is an IndexedSlices; antcolony's is always dense
+    if hasattr(grad, "indices") and hasattr(grad, "dense_shape"):
+        return fw.convert_to_tensor(grad)
+    return grad
 
 
 def run_case(fw: Any, case: Case) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-    """Build ``case`` in framework ``fw``, run it once; returns (outputs, gradients per input)."""
+    """Build ``case`` in framework ``fw`` and run it; returns (outputs, gradients per input).
+
+    The weights of ``sum(w * out)`` are fed through placeholders shaped like the outputs' static
+    shapes (unknown where the output's shape depends on values, as boolean_mask), so the forward
+    values are fetched first and the weights drawn for the shapes they have.
+    """
     g = fw.Graph()
     with g.as_default():
         xs = [fw.placeholder(a.dtype, a.shape, name=f"x{i}") for i, a in enumerate(case.inputs)]
         outputs = flatten(case.build(fw, *xs))
-        fetches: list[Any] = list(outputs)
         float_xs = [i for i, a in enumerate(case.inputs) if _is_float(a.dtype)]
-        n_grads = 0
-        if case.grad and float_xs:
-            weights = _weights(case, outputs)
-            terms = [fw.reduce_sum(t * fw.constant(w)) for t, w in zip(outputs, weights) if w is not None]
-            assert terms, f"{case.name}: no floating output with a static shape to differentiate"
-            grads = fw.gradients(fw.add_n(terms) if len(terms) > 1 else terms[0], [xs[i] for i in float_xs])
-            # None (no path from the input) is part of what is compared: fetch a marker for it
-            fetches += [fw.constant(np.nan) if gr is None else gr for gr in grads]
-            n_grads = len(grads)
-            none_mask = [gr is None for gr in grads]
+        weighted = [i for i, t in enumerate(outputs) if _is_float(_np_dtype(t))] if case.grad and float_xs else []
+        grads: list[Any] = []
+        if weighted:
+            ws = {i: fw.placeholder(outputs[i].dtype, outputs[i].shape, name=f"w{i}") for i in weighted}
+            terms = [fw.reduce_sum(outputs[i] * w) for i, w in ws.items()]
+            objective = fw.add_n(terms) if len(terms) > 1 else terms[0]
+            grads = [_densify(fw, gr) for gr in fw.gradients(objective, [xs[i] for i in float_xs])]
         init = fw.group(fw.global_variables_initializer(), fw.local_variables_initializer())
+    feed: dict[Any, Any] = dict(zip(xs, case.inputs))
     with fw.Session(graph=g) as sess:
         sess.run(init)
-        values = sess.run(fetches, dict(zip(xs, case.inputs)))
-    out_values = [np.asarray(v) for v in values[: len(outputs)]]
-    grad_values: list[np.ndarray | None] = []
-    if n_grads:
-        grad_values = [None if none else np.asarray(v) for v, none in zip(values[len(outputs):], none_mask)]
-    return out_values, grad_values
+        out_values = [np.asarray(v) for v in sess.run(outputs, feed)]
+        present = [gr for gr in grads if gr is not None]
+        if not present:
+            return out_values, [None] * len(grads)
+        for i, w in ws.items():
+            feed[w] = rng(f"{case.name}/w{i}").standard_normal(out_values[i].shape).astype(out_values[i].dtype)
+        got = iter(sess.run(present, feed))
+    # None (no path from the input) is part of what is compared
+    return out_values, [None if gr is None else np.asarray(next(got)) for gr in grads]
 
 
 def compare(case: Case) -> None:
