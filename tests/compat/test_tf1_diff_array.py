@@ -36,6 +36,9 @@ T.case("one_hot", ints(0, 4, 5), grad=False)(
 # shapes
 T.case("reshape", X)(lambda tf, x: tf.reshape(x, [4, 6]))
 T.case("reshape_minus_one", X)(lambda tf, x: tf.reshape(x, [-1, 4]))
+T.case("reshape_unknown_batch", X, unknown_batch=True)(lambda tf, x: tf.reshape(x, [-1, 12]))
+T.case("reshape_to_a_shape_tensor", X, normal(4, 6), unknown_batch=True)(lambda tf, x, y: tf.reshape(x, tf.shape(y)))
+T.case("reshape_list_with_a_tensor", X, unknown_batch=True)(lambda tf, x: tf.reshape(x, [tf.shape(x)[0], -1]))
 T.case("shape_size", X, grad=False)(lambda tf, x: [tf.shape(x), tf.size(x), tf.shape(x, out_type=tf.int64)])
 T.case("expand_dims", A)(lambda tf, x: [tf.expand_dims(x, 0), tf.expand_dims(x, -1), tf.expand_dims(x, 1)])
 T.case("squeeze", normal(1, 3, 1, 2))(lambda tf, x: [tf.squeeze(x), tf.squeeze(x, [2]), tf.squeeze(x, axis=0)])

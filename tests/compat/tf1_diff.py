@@ -43,7 +43,8 @@ class Case:
     """One compared graph: ``build(tf, *placeholders)`` returns a tensor or a list/tuple of them.
 
     ``grad`` compares gradients of the floating outputs with respect to the floating inputs;
-    ``xfail`` names a known, deliberate difference (the case is then strict-xfailed).
+    ``unknown_batch`` leaves the first axis of every placeholder unknown (``[None, ...]``), as the
+    usual TF1 model's inputs; ``xfail`` names a known difference (the case is then strict-xfailed).
     """
 
     name: str
@@ -56,6 +57,7 @@ class Case:
     grad_atol: float = 1e-5
     xfail: str | None = None
     check_dtype: bool = True
+    unknown_batch: bool = False
 
 
 @dataclass
@@ -139,7 +141,8 @@ def run_case(fw: Any, case: Case) -> tuple[list[np.ndarray], list[np.ndarray | N
     """
     g = fw.Graph()
     with g.as_default():
-        xs = [fw.placeholder(a.dtype, a.shape, name=f"x{i}") for i, a in enumerate(case.inputs)]
+        shapes = [[None, *a.shape[1:]] if case.unknown_batch and a.ndim else a.shape for a in case.inputs]
+        xs = [fw.placeholder(a.dtype, shape, name=f"x{i}") for i, (a, shape) in enumerate(zip(case.inputs, shapes))]
         outputs = flatten(case.build(fw, *xs))
         float_xs = [i for i, a in enumerate(case.inputs) if _is_float(a.dtype)]
         weighted = [i for i, t in enumerate(outputs) if _is_float(_np_dtype(t))] if case.grad and float_xs else []
