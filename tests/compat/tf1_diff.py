@@ -132,8 +132,19 @@ def _densify(fw: Any, grad: Any) -> Any:
     return grad
 
 
-def run_case(fw: Any, case: Case) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-    """Build ``case`` in framework ``fw`` and run it; returns (outputs, gradients per input).
+@dataclass
+class Result:
+    """What one framework computed for a case: outputs, then the gradients with respect to the
+    floating inputs and the trainable variables (None where there is no path), and those
+    variables' names."""
+
+    outputs: list[np.ndarray]
+    grads: list[np.ndarray | None]
+    variables: list[str]
+
+
+def run_case(fw: Any, case: Case) -> Result:
+    """Build ``case`` in framework ``fw`` and run it.
 
     The weights of ``sum(w * out)`` are fed through placeholders shaped like the outputs' static
     shapes (unknown where the output's shape depends on values, as boolean_mask), so the forward
@@ -144,40 +155,42 @@ def run_case(fw: Any, case: Case) -> tuple[list[np.ndarray], list[np.ndarray | N
         shapes = [[None, *a.shape[1:]] if case.unknown_batch and a.ndim else a.shape for a in case.inputs]
         xs = [fw.placeholder(a.dtype, shape, name=f"x{i}") for i, (a, shape) in enumerate(zip(case.inputs, shapes))]
         outputs = flatten(case.build(fw, *xs))
-        float_xs = [i for i, a in enumerate(case.inputs) if _is_float(a.dtype)]
-        weighted = [i for i, t in enumerate(outputs) if _is_float(_np_dtype(t))] if case.grad and float_xs else []
+        variables = sorted(fw.trainable_variables(), key=lambda v: v.name)
+        wrt = [xs[i] for i, a in enumerate(case.inputs) if _is_float(a.dtype)] + variables
+        weighted = [i for i, t in enumerate(outputs) if _is_float(_np_dtype(t))] if case.grad and wrt else []
         grads: list[Any] = []
         if weighted:
             ws = {i: fw.placeholder(outputs[i].dtype, outputs[i].shape, name=f"w{i}") for i in weighted}
             terms = [fw.reduce_sum(outputs[i] * w) for i, w in ws.items()]
             objective = fw.add_n(terms) if len(terms) > 1 else terms[0]
-            grads = [_densify(fw, gr) for gr in fw.gradients(objective, [xs[i] for i in float_xs])]
+            grads = [_densify(fw, gr) for gr in fw.gradients(objective, wrt)]
         init = fw.group(fw.global_variables_initializer(), fw.local_variables_initializer())
+    names = [v.name for v in variables]
     feed: dict[Any, Any] = dict(zip(xs, case.inputs))
     with fw.Session(graph=g) as sess:
         sess.run(init)
         out_values = [np.asarray(v) for v in sess.run(outputs, feed)]
         present = [gr for gr in grads if gr is not None]
         if not present:
-            return out_values, [None] * len(grads)
+            return Result(out_values, [None] * len(grads), names)
         for i, w in ws.items():
             feed[w] = rng(f"{case.name}/w{i}").standard_normal(out_values[i].shape).astype(out_values[i].dtype)
         got = iter(sess.run(present, feed))
     # None (no path from the input) is part of what is compared
-    return out_values, [None if gr is None else np.asarray(next(got)) for gr in grads]
+    return Result(out_values, [None if gr is None else np.asarray(next(got)) for gr in grads], names)
 
 
 def compare(case: Case) -> None:
     """Run ``case`` in both frameworks and assert antcolony agrees with TensorFlow."""
-    ours, our_grads = run_case(acv1, case)
-    ref, ref_grads = run_case(tf1, case)
-    assert len(ours) == len(ref), f"{len(ours)} outputs, TF has {len(ref)}"
-    for i, (a, r) in enumerate(zip(ours, ref)):
+    ours, ref = run_case(acv1, case), run_case(tf1, case)
+    assert ours.variables == ref.variables, "trainable variables differ"
+    assert len(ours.outputs) == len(ref.outputs), f"{len(ours.outputs)} outputs, TF has {len(ref.outputs)}"
+    for i, (a, r) in enumerate(zip(ours.outputs, ref.outputs)):
         assert_same(a, r, case.rtol, case.atol, f"output {i}", case.check_dtype)
-    assert [g is None for g in our_grads] == [g is None for g in ref_grads], "inputs without a gradient differ"
-    for i, (a, r) in enumerate(zip(our_grads, ref_grads)):
+    assert [g is None for g in ours.grads] == [g is None for g in ref.grads], "inputs without a gradient differ"
+    for i, (a, r) in enumerate(zip(ours.grads, ref.grads)):
         if r is not None:
-            assert_same(a, r, case.grad_rtol, case.grad_atol, f"gradient of input {i}", case.check_dtype)
+            assert_same(a, r, case.grad_rtol, case.grad_atol, f"gradient {i} (inputs, then variables)", case.check_dtype)
 
 
 def assert_same(ours: Any, ref: Any, rtol: float, atol: float, what: str, check_dtype: bool = True) -> None:
