@@ -168,7 +168,7 @@ def run_case(fw: Any, case: Case) -> Result:
     names = [v.name for v in variables]
     feed: dict[Any, Any] = dict(zip(xs, case.inputs))
     with fw.Session(graph=g) as sess:
-        sess.run(init)
+        sess.run(init, feed)  # an initial value may be computed from an input
         out_values = [np.asarray(v) for v in sess.run(outputs, feed)]
         present = [gr for gr in grads if gr is not None]
         if not present:
