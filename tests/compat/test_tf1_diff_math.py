@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import Case, Table, bools, compare, ints, normal, positive  # noqa: E402
+from .tf1_diff import Case, Table, bools, compare, ints, normal, positive
 
 T = Table()
 A, B = normal(3, 4, tag="a"), normal(3, 4, tag="b")
@@ -63,13 +63,18 @@ for _name in ["equal", "not_equal", "less", "less_equal", "greater", "greater_eq
         lambda tf, x, y, _n=_name: getattr(tf, _n)(x, y)
     )
 for _name in ["logical_and", "logical_or", "logical_xor"]:
-    T.case(_name, bools(3, 4, tag="l1"), bools(3, 4, tag="l2"))(lambda tf, x, y, _n=_name: getattr(tf, _n)(x, y))
+    T.case(_name, bools(3, 4, tag="l1"), bools(3, 4, tag="l2"))(
+        lambda tf, x, y, _n=_name: getattr(tf, _n)(x, y)
+    )
 T.case("logical_not", bools(3, 4))(lambda tf, x: tf.logical_not(x))
 T.case("where_3_args", bools(3, 4), A, B)(lambda tf, c, x, y: tf.where(c, x, y))
 T.case("where_1_arg", bools(3, 4), grad=False)(lambda tf, c: tf.where(c))
 
 # integer division and modulo (TF: floor semantics, as Python)
-_I, _J = ints(-9, 9, 3, 4, tag="i"), ints(1, 4, 3, 4, tag="j") * np.where(bools(3, 4, tag="s"), 1, -1).astype(np.int32)
+_I, _J = (
+    ints(-9, 9, 3, 4, tag="i"),
+    ints(1, 4, 3, 4, tag="j") * np.where(bools(3, 4, tag="s"), 1, -1).astype(np.int32),
+)
 T.case("floordiv_int", _I, _J)(lambda tf, x, y: tf.floordiv(x, y))
 T.case("floordiv_float", A * 5, ROW)(lambda tf, x, y: tf.floordiv(x, y))
 T.case("floor_div", _I, _J)(lambda tf, x, y: tf.floor_div(x, y))
@@ -79,7 +84,9 @@ T.case("floormod", _I, _J)(lambda tf, x, y: tf.floormod(x, y))
 T.case("truediv_int", _I, _J, grad=False)(lambda tf, x, y: tf.truediv(x, y))
 
 # Python operators on tensors
-T.case("op_add_sub_mul_div", A, B)(lambda tf, x, y: [x + y, x - y, x * y, x / y, 2.0 - x, 3.0 / (y * y + 1.0)])
+T.case("op_add_sub_mul_div", A, B)(
+    lambda tf, x, y: [x + y, x - y, x * y, x / y, 2.0 - x, 3.0 / (y * y + 1.0)]
+)
 T.case("op_neg_pow_matmul", A, normal(4, 2))(lambda tf, x, y: [-x, x**2, x @ y])
 T.case("op_floordiv_mod_int", _I, _J)(lambda tf, x, y: [x // y, x % y, x // 2, 7 % y])
 T.case("op_floordiv_mod_float", A * 5, ROW)(lambda tf, x, y: [x // y, x % y])
@@ -87,7 +94,9 @@ T.case("op_and_or_invert", bools(3, 4, tag="l1"), bools(3, 4, tag="l2"))(lambda 
 T.case("op_comparisons", A, B, grad=False)(lambda tf, x, y: [x < y, x <= y, x > y, x >= y])
 
 # legacy keywords of TF1
-T.case("keep_dims", A)(lambda tf, x: [tf.reduce_sum(x, 1, keep_dims=True), tf.reduce_mean(x, 0, keep_dims=True)])
+T.case("keep_dims", A)(
+    lambda tf, x: [tf.reduce_sum(x, 1, keep_dims=True), tf.reduce_mean(x, 0, keep_dims=True)]
+)
 T.case("reduction_indices", A)(
     lambda tf, x: [tf.reduce_sum(x, reduction_indices=[1]), tf.reduce_max(x, reduction_indices=0)]
 )

@@ -13,10 +13,11 @@ Importing this module skips the importing test module when TensorFlow is not ins
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 tensorflow = pytest.importorskip("tensorflow")
 
-import antcolony.compat.v1 as acv1  # noqa: E402 - after the skip, so nothing is imported for nothing
+import antcolony.compat.v1 as acv1
 
 tf1 = tensorflow.compat.v1
 tf1.disable_v2_behavior()  # TF1 semantics: ref variables, v1 control flow, graph mode
@@ -34,6 +35,11 @@ tf1.logging.set_verbosity(tf1.logging.ERROR)
 
 FRAMEWORKS = {"antcolony": acv1, "tensorflow": tf1}
 TF_VERSION = tensorflow.__version__
+_KERAS_3 = tuple(int(p) for p in TF_VERSION.split(".")[:2]) >= (2, 16)
+needs_tf_layers = pytest.mark.skipif(
+    _KERAS_3 and importlib.util.find_spec("tf_keras") is None,
+    reason="tf.compat.v1.layers need Keras 2 (the tf-keras package) from TF 2.16 on",
+)
 
 Build = Callable[..., Any]
 
@@ -58,6 +64,7 @@ class Case:
     xfail: str | None = None
     check_dtype: bool = True
     unknown_batch: bool = False
+    marks: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -80,12 +87,17 @@ class Table:
     def params(self) -> list[Any]:
         """The cases as pytest params, ids = case names, known differences strict-xfailed."""
         return [
-            pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])
+            pytest.param(
+                c,
+                id=c.name,
+                marks=[*c.marks, *([pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])],
+            )
             for c in self.cases
         ]
 
 
 # -- seeded inputs ---------------------------------------------------------------------------------
+
 
 def rng(tag: str) -> np.random.Generator:
     """A generator seeded by ``tag``, so a case's inputs do not depend on which cases ran before."""
@@ -109,6 +121,7 @@ def bools(*shape: int, tag: str = "bools") -> np.ndarray:
 
 
 # -- running one framework -------------------------------------------------------------------------
+
 
 def _np_dtype(t: Any) -> np.dtype:
     return np.dtype(getattr(t.dtype, "as_numpy_dtype", t.dtype))
@@ -153,7 +166,10 @@ def run_case(fw: Any, case: Case) -> Result:
     g = fw.Graph()
     with g.as_default():
         shapes = [[None, *a.shape[1:]] if case.unknown_batch and a.ndim else a.shape for a in case.inputs]
-        xs = [fw.placeholder(a.dtype, shape, name=f"x{i}") for i, (a, shape) in enumerate(zip(case.inputs, shapes))]
+        xs = [
+            fw.placeholder(a.dtype, shape, name=f"x{i}")
+            for i, (a, shape) in enumerate(zip(case.inputs, shapes))
+        ]
         outputs = flatten(case.build(fw, *xs))
         variables = sorted(fw.trainable_variables(), key=lambda v: v.name)
         wrt = [xs[i] for i, a in enumerate(case.inputs) if _is_float(a.dtype)] + variables
@@ -174,7 +190,9 @@ def run_case(fw: Any, case: Case) -> Result:
         if not present:
             return Result(out_values, [None] * len(grads), names)
         for i, w in ws.items():
-            feed[w] = rng(f"{case.name}/w{i}").standard_normal(out_values[i].shape).astype(out_values[i].dtype)
+            feed[w] = (
+                rng(f"{case.name}/w{i}").standard_normal(out_values[i].shape).astype(out_values[i].dtype)
+            )
         got = iter(sess.run(present, feed))
     # None (no path from the input) is part of what is compared
     return Result(out_values, [None if gr is None else np.asarray(next(got)) for gr in grads], names)
@@ -187,10 +205,19 @@ def compare(case: Case) -> None:
     assert len(ours.outputs) == len(ref.outputs), f"{len(ours.outputs)} outputs, TF has {len(ref.outputs)}"
     for i, (a, r) in enumerate(zip(ours.outputs, ref.outputs)):
         assert_same(a, r, case.rtol, case.atol, f"output {i}", case.check_dtype)
-    assert [g is None for g in ours.grads] == [g is None for g in ref.grads], "inputs without a gradient differ"
+    assert [g is None for g in ours.grads] == [g is None for g in ref.grads], (
+        "inputs without a gradient differ"
+    )
     for i, (a, r) in enumerate(zip(ours.grads, ref.grads)):
         if r is not None:
-            assert_same(a, r, case.grad_rtol, case.grad_atol, f"gradient {i} (inputs, then variables)", case.check_dtype)
+            assert_same(
+                a,
+                r,
+                case.grad_rtol,
+                case.grad_atol,
+                f"gradient {i} (inputs, then variables)",
+                case.check_dtype,
+            )
 
 
 def assert_same(ours: Any, ref: Any, rtol: float, atol: float, what: str, check_dtype: bool = True) -> None:

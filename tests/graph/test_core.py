@@ -35,7 +35,7 @@ async def test_python_operators_name_their_ops_as_tf1():
         first, second, rev = x * 2.0, x * 3.0, 1.0 - x
         with ac.name_scope("s"):
             scoped = x / 4.0
-        others = [x + x, x ** 2.0, i // 2, i % 3, b & b, b | b, b ^ b, -x, x < x]
+        others = [x + x, x ** 2.0, i // 2, i % 3, b & b, b | b, b ^ b, -x, x < 0.0]
     assert [first.op.name, second.op.name, rev.op.name, scoped.op.name] == ["mul", "mul_1", "sub", "s/truediv"]
     assert [t.op.name for t in others] == ["add", "pow", "floordiv", "mod", "and", "or", "xor", "Neg", "Less"]
     assert first.op.type == "Mul" and scoped.op.type == "RealDiv"
