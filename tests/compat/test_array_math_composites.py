@@ -228,3 +228,20 @@ def test_reshape_to_a_shape_tensor_or_a_list_with_tensors_as_tf1():
     with pytest.raises(ValueError, match="vector of int32 or int64"):
         with tf.Graph().as_default():
             tf.reshape(tf.zeros([4]), tf.zeros([2]))
+
+
+def test_dividing_integers_is_a_float_division_named_truediv_as_tf1():
+    g = tf.Graph()
+    with g.as_default():
+        i = tf.constant(np.array([7, -7], np.int32))
+        small = tf.constant(np.array([7, -7], np.int8))
+        quotients = [tf.divide(i, 2), i / 2, 7 / i, small / 2]
+        floats = tf.divide(tf.constant([1.0, 3.0]), 2.0, name="half")
+    assert [q.dtype for q in quotients] == [tf.float64, tf.float64, tf.float64, tf.float32]
+    names = [q.op.name for q in [*quotients, floats]]
+    assert names == ["truediv", "truediv_1", "truediv_2", "truediv_3", "half"]
+    with tf.Session(graph=g) as sess:
+        got = sess.run(quotients + [floats])
+    for value, want in zip(got, [[3.5, -3.5], [3.5, -3.5], [1.0, -1.0], [3.5, -3.5], [0.5, 1.5]]):
+        np.testing.assert_array_equal(value, want)
+    assert [v.dtype for v in got] == [np.float64, np.float64, np.float64, np.float32, np.float32]
