@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import Case, Table, bools, compare, ints, normal, positive
+from .tf1_diff import Case, Table, bools, compare, ints, normal, positive, run_both
 
 T = Table()
 A, B = normal(3, 4, tag="a"), normal(3, 4, tag="b")
@@ -82,6 +82,8 @@ T.case("mod_int", _I, _J)(lambda tf, x, y: tf.mod(x, y))
 T.case("mod_float", A * 5, ROW)(lambda tf, x, y: tf.mod(x, y))
 T.case("floormod", _I, _J)(lambda tf, x, y: tf.floormod(x, y))
 T.case("truediv_int", _I, _J, grad=False)(lambda tf, x, y: tf.truediv(x, y))
+T.case("divide_int", _I, _J, grad=False)(lambda tf, x, y: [tf.divide(x, y), x / y, x / 2, tf.divide(x, 4)])
+T.case("divide_int8", _I.astype(np.int8), grad=False)(lambda tf, x: x / 3)
 
 # Python operators on tensors
 T.case("op_add_sub_mul_div", A, B)(
@@ -107,3 +109,161 @@ T.case("dim", A)(lambda tf, x: [tf.nn.softmax(x, dim=0), tf.nn.l2_normalize(x, d
 @pytest.mark.parametrize("case", T.params())
 def test_matches_tf1(case: Case) -> None:
     compare(case)
+
+
+# -- the names TF1 gives the result ops (programs fetch them by name: "mul:0", "Relu:0") -------------
+# antcolony builds these from other ops and names the scope, not the result, after the function
+_COMPOSITE = "antcolony builds it from other ops: the result is '<name>/<inner op>', TF's is '<name>'"
+NAMED = {
+    "operators": lambda tf, x, i, b: [
+        x * 2.0,
+        2.0 * x,
+        x + x,
+        1.0 - x,
+        x / x,
+        x**2.0,
+        x @ x,
+        x[0],
+        i // 2,
+        i % 3,
+        b & b,
+        b | b,
+        b ^ b,
+        ~b,
+        -x,
+        abs(x),
+        x < 0.0,
+        x >= 1.0,
+    ],
+    "primitives": lambda tf, x, i, b: [
+        tf.add(x, x),
+        tf.subtract(x, x),
+        tf.multiply(x, x),
+        tf.negative(x),
+        tf.square(x),
+        tf.sqrt(x),
+        tf.exp(x),
+        tf.log(x),
+        tf.pow(x, x),
+        tf.maximum(x, x),
+        tf.minimum(x, x),
+        tf.matmul(x, x),
+        tf.reduce_sum(x),
+        tf.reduce_mean(x),
+        tf.reduce_max(x),
+        tf.reduce_min(x),
+        tf.reduce_prod(x),
+        tf.argmax(x, 1),
+        tf.equal(x, x),
+        tf.less(x, x),
+        tf.greater(x, x),
+        tf.cast(x, tf.int32),
+        tf.reshape(x, [4]),
+        tf.transpose(x),
+        tf.concat([x, x], 0),
+        tf.stack([x, x]),
+        tf.fill([2], 1.0),
+        tf.zeros([2]),
+        tf.ones([2]),
+        tf.zeros_like(x),
+        tf.ones_like(x),
+        tf.gather(x, i),
+        tf.where(b, i, i),
+        tf.add_n([x, x]),
+        tf.identity(x),
+        tf.nn.relu(x),
+        tf.sigmoid(x),
+        tf.tanh(x),
+        tf.nn.softmax(x),
+        tf.nn.log_softmax(x),
+        tf.nn.bias_add(x, tf.zeros([2])),
+        tf.expand_dims(x, 0),
+        tf.shape(x),
+        tf.size(x),
+        tf.abs(x),
+        tf.sign(x),
+        tf.floor(x),
+        tf.sin(x),
+        tf.cos(x),
+        tf.squared_difference(x, x),
+        tf.rsqrt(x),
+        tf.reciprocal(x),
+        tf.mod(i, i),
+        tf.truediv(i, i),
+        tf.squeeze(tf.zeros([1, 2])),
+        tf.slice(x, [0, 0], [1, 1]),
+        tf.range(3),
+        tf.nn.l2_loss(x),
+        tf.to_float(i),
+        tf.to_int32(x),
+        tf.stop_gradient(x),
+        tf.constant(1.0),
+        tf.placeholder(tf.float32),
+        tf.random_normal([2]),
+        tf.logical_not(b),
+    ],
+    "divide": lambda tf, x, i, b: tf.divide(x, x),
+    "floordiv": lambda tf, x, i, b: tf.floordiv(i, i),
+    "einsum": lambda tf, x, i, b: tf.einsum("ij->j", x),
+    "random_uniform_0_1": lambda tf, x, i, b: tf.random_uniform([2]),
+    "sparse_softmax_cross_entropy_with_logits": lambda tf, x, i, b: (
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=i, logits=x)
+    ),
+    **{
+        name: build
+        for name, build in {
+            "argmin": lambda tf, x, i, b: tf.argmin(x, 1),
+            "tile": lambda tf, x, i, b: tf.tile(x, [1, 2]),
+            "pad": lambda tf, x, i, b: tf.pad(x, [[1, 1], [0, 0]]),
+            "one_hot": lambda tf, x, i, b: tf.one_hot(i, 3),
+            "cumsum": lambda tf, x, i, b: tf.cumsum(x),
+            "clip_by_value": lambda tf, x, i, b: tf.clip_by_value(x, 0.0, 1.0),
+            "elu": lambda tf, x, i, b: tf.nn.elu(x),
+            "relu6": lambda tf, x, i, b: tf.nn.relu6(x),
+            "softplus": lambda tf, x, i, b: tf.nn.softplus(x),
+            "leaky_relu": lambda tf, x, i, b: tf.nn.leaky_relu(x),
+            "selu": lambda tf, x, i, b: tf.nn.selu(x),
+            "log1p": lambda tf, x, i, b: tf.log1p(x),
+            "reduce_any": lambda tf, x, i, b: tf.reduce_any(b),
+            "sigmoid_cross_entropy_with_logits": lambda tf, x, i, b: tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=x, logits=x
+            ),
+        }.items()
+    },
+}
+NAME_DIFFERENCES = {
+    "floordiv": "tf.floordiv is named 'FloorDiv'; TF1 names it 'floordiv' (tf.floor_div stays 'FloorDiv')",
+    "einsum": "TF names the op 'einsum/Einsum' (a scope around it); antcolony 'Einsum'",
+    "random_uniform_0_1": "TF returns the RandomUniform op itself ('random_uniform/RandomUniform') for [0, 1); "
+    "antcolony names the result 'random_uniform'",
+    "sparse_softmax_cross_entropy_with_logits": "TF wraps the op in a scope of the same name "
+    "('SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits'); antcolony does not",
+    "sigmoid_cross_entropy_with_logits": "TF's result op is 'logistic_loss'; antcolony's 'logistic_loss/add_1'",
+}
+
+
+def _names(tf, build) -> list[str]:
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 2], name="x")
+        i = tf.placeholder(tf.int32, [2], name="i")
+        b = tf.placeholder(tf.bool, [2], name="b")
+        out = build(tf, x, i, b)
+    return [t.op.name for t in (out if isinstance(out, list) else [out])]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=[pytest.mark.xfail(strict=True, reason=NAME_DIFFERENCES.get(n, _COMPOSITE))]
+            if n not in ("operators", "primitives", "divide")
+            else [],
+        )
+        for n in NAMED
+    ],
+)
+def test_result_op_names_match_tf1(name: str) -> None:
+    got = run_both(lambda tf: _names(tf, NAMED[name]))
+    assert got["antcolony"] == got["tensorflow"]
