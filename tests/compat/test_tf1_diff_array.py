@@ -8,7 +8,15 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import Case, Table, bools, compare, ints, normal
+from .tf1_diff import (
+    Case,
+    Table,
+    bools,
+    compare,
+    ints,
+    normal,
+    park_tf_objects,  # noqa: F401 - an autouse fixture
+)
 
 T = Table()
 A = normal(3, 4, tag="a")

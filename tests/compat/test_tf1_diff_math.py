@@ -8,7 +8,17 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import Case, Table, bools, compare, ints, normal, positive, run_both
+from .tf1_diff import (
+    Case,
+    Table,
+    bools,
+    compare,
+    ints,
+    normal,
+    park_tf_objects,  # noqa: F401 - an autouse fixture
+    positive,
+    run_both,
+)
 
 T = Table()
 A, B = normal(3, 4, tag="a"), normal(3, 4, tag="b")

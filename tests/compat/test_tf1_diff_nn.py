@@ -8,7 +8,17 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import Case, Table, compare, ints, needs_tf_layers, normal, positive, rng
+from .tf1_diff import (
+    Case,
+    Table,
+    compare,
+    ints,
+    needs_tf_layers,
+    normal,
+    park_tf_objects,  # noqa: F401 - an autouse fixture
+    positive,
+    rng,
+)
 
 # TF warns that tf.layers are deprecated (in favour of Keras) on every call
 pytestmark = pytest.mark.filterwarnings("ignore:`tf.layers.:UserWarning")

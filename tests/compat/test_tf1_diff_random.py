@@ -14,7 +14,13 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from .tf1_diff import FRAMEWORKS, assert_same, needs_tf_layers, run_both
+from .tf1_diff import (
+    FRAMEWORKS,
+    assert_same,
+    needs_tf_layers,
+    park_tf_objects,  # noqa: F401 - an autouse fixture
+    run_both,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:`tf.layers.:UserWarning")
 

@@ -20,6 +20,7 @@ from .tf1_diff import (
     compare,
     needs_tf_layers,
     normal,
+    park_tf_objects,  # noqa: F401 - an autouse fixture
     positive,
     run_both,
 )

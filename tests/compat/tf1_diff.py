@@ -13,6 +13,7 @@ Importing this module skips the importing test module when TensorFlow is not ins
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import zlib
@@ -32,6 +33,19 @@ import antcolony.compat.v1 as acv1
 tf1 = tensorflow.compat.v1
 tf1.disable_v2_behavior()  # TF1 semantics: ref variables, v1 control flow, graph mode
 tf1.logging.set_verbosity(tf1.logging.ERROR)
+# TF's import leaves ~300k Python objects that every full collection would walk (up to a second on
+# a loaded 2-core machine), stalling the event loop of whichever test runs then (the listener's
+# loop-latency tests allow 0.25 s). None of it is garbage we need back: park it out of reach.
+gc.freeze()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def park_tf_objects() -> Any:
+    """After each differential module, collect its garbage (TF graphs are cycles) and freeze the
+    rest, so later tests' collections do not walk TF's objects; modules import it to use it."""
+    yield
+    gc.collect()
+    gc.freeze()
 
 FRAMEWORKS = {"antcolony": acv1, "tensorflow": tf1}
 TF_VERSION = tensorflow.__version__
