@@ -26,7 +26,6 @@ from antcolony.devices.launch import KernelDone, Launch
 from .backends.base import GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 
-
 #: Launches in flight per stream (a slot per launch in ``free``; a finished launch frees one).
 LAUNCH_DEPTH = 4
 

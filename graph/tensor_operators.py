@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from .core import Tensor
 
 
+def _named(tensor: Any, op_name: str, fn: Any, x: Any, y: Any) -> Tensor:
+    """``fn(x, y)`` named after its operator, as TF1 names it ("mul", "truediv", "and"): in a
+    scope of that name holding the converted operand, so ``get_tensor_by_name("mul:0")`` finds
+    ``x * 2.0``. Comparisons keep their op type's name ("Less"), as in TF1."""
+    with tensor.graph.name_scope(op_name) as scope:
+        return fn(x, y, name=scope)
+
+
 # The op builders import graph.core, which defines Tensor with this mixin as a base, so each
 # operator imports its builder when called (a dict lookup once the modules are loaded).
 class TensorOperators:
@@ -24,82 +32,82 @@ class TensorOperators:
     def __add__(self, other: Any) -> Tensor:
         from .ops.math import add
 
-        return add(self, other)
+        return _named(self, "add", add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
         from .ops.math import add
 
-        return add(other, self)
+        return _named(self, "add", add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
         from .ops.math import subtract
 
-        return subtract(self, other)
+        return _named(self, "sub", subtract, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
         from .ops.math import subtract
 
-        return subtract(other, self)
+        return _named(self, "sub", subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
         from .ops.math import multiply
 
-        return multiply(self, other)
+        return _named(self, "mul", multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
         from .ops.math import multiply
 
-        return multiply(other, self)
+        return _named(self, "mul", multiply, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
         from .ops.math import divide
 
-        return divide(self, other)
+        return _named(self, "truediv", divide, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
         from .ops.math import divide
 
-        return divide(other, self)
+        return _named(self, "truediv", divide, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
         from .ops.rounding import floordiv
 
-        return floordiv(self, other)
+        return _named(self, "floordiv", floordiv, self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
         from .ops.rounding import floordiv
 
-        return floordiv(other, self)
+        return _named(self, "floordiv", floordiv, other, self)
 
     def __mod__(self, other: Any) -> Tensor:
         from .ops.rounding import floormod
 
-        return floormod(self, other)
+        return _named(self, "mod", floormod, self, other)
 
     def __rmod__(self, other: Any) -> Tensor:
         from .ops.rounding import floormod
 
-        return floormod(other, self)
+        return _named(self, "mod", floormod, other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         from .ops.math import matmul
 
-        return matmul(self, other)
+        return _named(self, "matmul", matmul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         from .ops.math import matmul
 
-        return matmul(other, self)
+        return _named(self, "matmul", matmul, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
         from .ops.math import pow as pow_
 
-        return pow_(self, other)
+        return _named(self, "pow", pow_, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
         from .ops.math import pow as pow_
 
-        return pow_(other, self)
+        return _named(self, "pow", pow_, other, self)
 
     # Comparisons need no reflected forms: Python turns ``3 < t`` into ``t > 3``.
     def __lt__(self, other: Any) -> Tensor:
@@ -125,32 +133,32 @@ class TensorOperators:
     def __and__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_and
 
-        return logical_and(self, other)
+        return _named(self, "and", logical_and, self, other)
 
     def __rand__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_and
 
-        return logical_and(other, self)
+        return _named(self, "and", logical_and, other, self)
 
     def __or__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_or
 
-        return logical_or(self, other)
+        return _named(self, "or", logical_or, self, other)
 
     def __ror__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_or
 
-        return logical_or(other, self)
+        return _named(self, "or", logical_or, other, self)
 
     def __xor__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_xor
 
-        return logical_xor(self, other)
+        return _named(self, "xor", logical_xor, self, other)
 
     def __rxor__(self, other: Any) -> Tensor:
         from .ops.math_composite import logical_xor
 
-        return logical_xor(other, self)
+        return _named(self, "xor", logical_xor, other, self)
 
     def __invert__(self) -> Tensor:
         from .ops.math_composite import logical_not

@@ -24,7 +24,8 @@ def _size(ctx: KernelContext) -> Compute:
 @register_kernel("Reshape")
 def _reshape(ctx: KernelContext) -> Compute:
     xp, shape = ctx.xp, ctx.attr("shape")
-    return lambda x: xp.reshape(x, shape)
+    # With a second input the target is a tensor's value, read when the op runs.
+    return lambda x, *target: xp.reshape(x, tuple(int(d) for d in target[0]) if target else shape)
 
 
 @register_kernel("ReshapeLike")

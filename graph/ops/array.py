@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.errors import GraphError
+
 from .. import dtypes
 from .. import shapes as S
 from ..core import Operation, Tensor
@@ -43,6 +45,10 @@ not_differentiable("Shape", "Size")
 def _reshape_shape(op: Operation) -> list:
     x = op.inputs[0]
     target = op.attrs["shape"]
+    if len(op.inputs) == 2:
+        # The target is a tensor (TF1's reshape(x, tf.shape(y)) or [tf.shape(x)[0], -1]): the
+        # attribute holds what is known when the graph is built, None where a value is computed.
+        return [(x.dtype, target)]
     n = S.num_elements(x._shape)
     unknown = [i for i, d in enumerate(target) if d == -1]
     if len(unknown) > 1:
@@ -58,18 +64,39 @@ def _reshape_shape(op: Operation) -> list:
     return [(x.dtype, tuple(None if d == -1 else d for d in target))]
 
 
-def reshape(tensor: Any, shape: Sequence[int | None], name: str | None = None) -> Tensor:
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+    """``tensor`` with the shape ``shape``: a list of ints (one may be -1), or, as TF1, an int
+    tensor or a list mixing ints and scalar int tensors, whose values are read when the op runs."""
     x = convert_to_tensor(tensor)
+    if isinstance(shape, Tensor) or any(isinstance(d, Tensor) for d in shape):
+        return _reshape_to_tensor(x, shape, name)
     target = tuple(-1 if d is None else int(d) for d in shape)
     return make_op("Reshape", [x], {"shape": target}, name or "Reshape").outputs[0]
+
+
+def _reshape_to_tensor(x: Tensor, shape: Any, name: str | None) -> Tensor:
+    from .math import cast
+
+    if isinstance(shape, Tensor):
+        if shape.dtype not in (dtypes.int32, dtypes.int64) or (shape._shape is not None and len(shape._shape) != 1):
+            raise GraphError(f"reshape: the shape {shape.name} must be a vector of int32 or int64")
+        rank = None if shape._shape is None else shape._shape[0]
+        static: tuple[int | None, ...] | None = None if rank is None else (None,) * rank
+        target = shape
+    else:
+        dims = [cast(d, dtypes.int32) if isinstance(d, Tensor) else int(-1 if d is None else d) for d in shape]
+        static = tuple(None if isinstance(d, Tensor) or d == -1 else d for d in dims)
+        target = stack([d if isinstance(d, Tensor) else convert_to_tensor(np.int32(d)) for d in dims])
+    return make_op("Reshape", [x, target], {"shape": static}, name or "Reshape").outputs[0]
 
 
 @register_gradient("Reshape")
 def _reshape_grad(op: Operation, grad: Tensor) -> list:
     x = op.inputs[0]
+    no_shape_grad = [None] * (len(op.inputs) - 1)
     if S.is_fully_defined(x._shape):
-        return [reshape(grad, x._shape)]
-    return [make_op("ReshapeLike", [grad, x], None, "ReshapeLike").outputs[0]]
+        return [reshape(grad, x._shape), *no_shape_grad]
+    return [make_op("ReshapeLike", [grad, x], None, "ReshapeLike").outputs[0], *no_shape_grad]
 
 
 @register_op("ReshapeLike")

@@ -4,8 +4,9 @@ subscripts.
 
 The gradient of operand i contracts the output gradient with the other operands and a ones
 tensor shaped like operand i: the ones operand supplies i's own letters even when they are
-summed away in the forward equation (``ij->i``), so one einsum per operand covers every case
-except a letter repeated within one operand (a diagonal), which has no gradient here.
+summed away in the forward equation (``ij->i``). A letter repeated within operand i (a diagonal,
+``ii->i``) gets its gradient on the diagonal only: the contraction yields it once per distinct
+letter and identity matrices spread it back onto the repeated axes, as TF does.
 """
 
 from __future__ import annotations
@@ -112,13 +113,38 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
         raise GraphError(f"einsum '{op.name}': the gradient needs the operands' ranks known when the graph is built")
     grads = []
     for i, (p, x) in enumerate(zip(ins, op.inputs)):
-        if len(set(p)) != len(p):
-            raise GraphError(
-                f"einsum '{op.name}': no gradient for operand {i} ({p!r} repeats a letter, a diagonal)"
-            )
         others = [(q, t) for j, (q, t) in enumerate(zip(ins, op.inputs)) if j != i]
-        eq = ",".join([out, *(q for q, _ in others), p]) + "->" + p
+        distinct = "".join(dict.fromkeys(p))
+        eq = ",".join([out, *(q for q, _ in others), p]) + "->" + distinct
         g = einsum(eq, grad, *(t for _, t in others), ones_like(x))
+        if distinct != p:
+            g = _onto_diagonals(op, i, g, distinct, p, x)
         # A letter of size 1 here that broadcast against a longer one elsewhere: sum it back.
         grads.append(reduce_to(g, x))
     return grads
+
+
+def _onto_diagonals(op: Operation, index: int, g: Tensor, distinct: str, subscripts: str, x: Tensor) -> Tensor:
+    """``g`` (over the distinct letters of ``subscripts``) placed on the diagonals of ``x``'s shape:
+    each repeat of a letter is renamed to a fresh letter tied to the first by an identity matrix."""
+    from .array_composite import eye
+
+    used = set(op.attrs["equation"])
+    fresh = iter(c for c in string.ascii_letters if c not in used)
+    renamed, eyes, seen = [], [], set()
+    for axis, c in enumerate(subscripts):
+        if c not in seen:
+            seen.add(c)
+            renamed.append(c)
+            continue
+        size = None if x._shape is None else x._shape[axis]
+        if size is None:
+            raise GraphError(
+                f"einsum '{op.name}': the gradient of operand {index} ({subscripts!r} repeats {c!r}) needs "
+                f"the size of axis {axis} known when the graph is built"
+            )
+        new = next(fresh)
+        renamed.append(new)
+        eyes.append((c + new, eye(size, dtype=x.dtype)))
+    eq = ",".join([distinct, *(e for e, _ in eyes)]) + "->" + "".join(renamed)
+    return einsum(eq, g, *(t for _, t in eyes))

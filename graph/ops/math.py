@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import binary, convert_to_tensor, make_op, unary
+from ..op_builder import binary, convert_pair, convert_to_tensor, graph_of, make_op, unary
 from ..registry import register_op
 
 BINARY = ("Add", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "SquaredDifference")
@@ -38,7 +40,7 @@ for _t in COMPARISON:
     register_op(_t)(_comparison_shape)
 for _t in UNARY:
     register_op(_t)(_unary_shape)
-not_differentiable(*COMPARISON, "Sign")
+not_differentiable(*COMPARISON)
 
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -53,8 +55,21 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
     return binary("Mul", x, y, name)
 
 
+# x / y on integers is a float division in TF1 (truediv): int8/16 become float32, int32/64 float64.
+_TRUEDIV_FLOAT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
+                  np.dtype(np.int16): dtypes.float32, np.dtype(np.int32): dtypes.float64,
+                  np.dtype(np.int64): dtypes.float64}
+
+
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
-    return binary("RealDiv", x, y, name)
+    """``x / y`` as TF1's truediv: integers are cast to floats first, and the op is named
+    "truediv" (the casts in that scope), as TF1 names ``tf.divide`` and the ``/`` operator."""
+    with graph_of([x, y]).name_scope(name or "truediv") as scope:
+        a, b = convert_pair(x, y, "truediv")
+        target = _TRUEDIV_FLOAT.get(a.dtype)
+        if target is not None:
+            a, b = cast(a, target), cast(b, target)
+        return make_op("RealDiv", [a, b], None, scope).outputs[0]
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -235,7 +250,8 @@ def _neg_grad(op: Operation, grad: Tensor) -> list:
 
 @register_gradient("Square")
 def _square_grad(op: Operation, grad: Tensor) -> list:
-    return [grad * 2.0 * op.inputs[0]]
+    # multiply(), not the * operator: the ops keep TF's gradient names (Square_grad/Mul, Mul_1)
+    return [multiply(multiply(grad, 2.0), op.inputs[0])]
 
 
 @register_gradient("Sqrt")
@@ -262,6 +278,14 @@ def _log_grad(op: Operation, grad: Tensor) -> list:
 @register_gradient("Abs")
 def _abs_grad(op: Operation, grad: Tensor) -> list:
     return [grad * sign(op.inputs[0])]
+
+
+@register_gradient("Sign")
+def _sign_grad(op: Operation, grad: Tensor) -> list:
+    from .array import zeros_like
+
+    # TF gives a zero tensor, not None: a loss through sign() still has a gradient to apply
+    return [zeros_like(op.inputs[0])]
 
 
 @register_gradient("Reciprocal")

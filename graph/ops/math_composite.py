@@ -14,7 +14,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
-from ..op_builder import convert_pair, convert_to_tensor
+from ..op_builder import convert_to_tensor
 from .array import reshape, transpose, where
 from .constant import constant
 from .control import stop_gradient
@@ -127,18 +127,11 @@ def log1p(x: Any, name: str | None = None) -> Tensor:
         return where(exact, xt, log(where(exact, 1.0, u)) * xt / denominator)
 
 
-_TRUEDIV_FLOAT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
-                  np.dtype(np.int16): dtypes.float32, np.dtype(np.int32): dtypes.float64,
-                  np.dtype(np.int64): dtypes.float64}
-
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """Division that casts integers to floats first (int8/16 to float32, int32/64 to float64, as TF)."""
-    a, b = convert_pair(x, y, name or "truediv")
-    target = _TRUEDIV_FLOAT.get(a.dtype)
-    if target is not None:
-        a, b = cast(a, target), cast(b, target)
-    return divide(a, b, name=name)
+    """Division that casts integers to floats first (int8/16 to float32, int32/64 to float64, as TF):
+    the same as ``divide`` and ``/``."""
+    return divide(x, y, name=name)
 
 
 def to_float(x: Any, name: str = "ToFloat") -> Tensor:

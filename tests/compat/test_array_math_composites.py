@@ -207,3 +207,40 @@ def test_clip_by_global_norm_and_global_norm():
         assert kept[1] is None
     assert _run(lambda x: tf.global_norm([x, None]), b) == pytest.approx(np.linalg.norm(b))
     check_gradients(lambda x, y: tf.clip_by_global_norm([x, y], 1.5)[0][0], [a, b])
+
+
+def test_reshape_to_a_shape_tensor_or_a_list_with_tensors_as_tf1():
+    x = _rng.standard_normal((5, 2, 3))
+    g = tf.Graph()
+    with g.as_default():
+        batch = tf.placeholder(tf.float64, [None, 2, 3])
+        like = tf.placeholder(tf.float64, [None, None])
+        flat = tf.reshape(batch, [tf.shape(batch)[0], -1])  # the usual TF1 flatten of a batch
+        as_like = tf.reshape(batch, tf.shape(like))
+        (grad,) = tf.gradients(tf.reduce_sum(flat * flat) + tf.reduce_sum(as_like), [batch])
+        with tf.Session() as sess:
+            fv, lv, gv = sess.run([flat, as_like, grad], {batch: x, like: np.zeros((3, 10))})
+    assert flat.shape.as_list() == [None, None] and as_like.shape.as_list() == [None, None]
+    np.testing.assert_array_equal(fv, x.reshape(5, 6))
+    np.testing.assert_array_equal(lv, x.reshape(3, 10))
+    np.testing.assert_allclose(gv, 2 * x + 1, rtol=1e-12)
+    check_gradients(lambda a: tf.reshape(a, tf.shape(tf.zeros([6, 2], tf.float64))), [x[:2]])
+    with pytest.raises(ValueError, match="vector of int32 or int64"), tf.Graph().as_default():
+        tf.reshape(tf.zeros([4]), tf.zeros([2]))
+
+
+def test_dividing_integers_is_a_float_division_named_truediv_as_tf1():
+    g = tf.Graph()
+    with g.as_default():
+        i = tf.constant(np.array([7, -7], np.int32))
+        small = tf.constant(np.array([7, -7], np.int8))
+        quotients = [tf.divide(i, 2), i / 2, 7 / i, small / 2]
+        floats = tf.divide(tf.constant([1.0, 3.0]), 2.0, name="half")
+    assert [q.dtype for q in quotients] == [tf.float64, tf.float64, tf.float64, tf.float32]
+    names = [q.op.name for q in [*quotients, floats]]
+    assert names == ["truediv", "truediv_1", "truediv_2", "truediv_3", "half"]
+    with tf.Session(graph=g) as sess:
+        got = sess.run([*quotients, floats])
+    for value, want in zip(got, [[3.5, -3.5], [3.5, -3.5], [1.0, -1.0], [3.5, -3.5], [0.5, 1.5]]):
+        np.testing.assert_array_equal(value, want)
+    assert [v.dtype for v in got] == [np.float64, np.float64, np.float64, np.float32, np.float32]

@@ -26,6 +26,25 @@ def test_names_are_made_unique_and_scoped():
     assert g.get_operation_by_name("layer_1/sum") is d.op
 
 
+async def test_python_operators_name_their_ops_as_tf1():
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [2], name="x")
+        i = ac.placeholder(ac.int32, [2], name="i")
+        b = ac.placeholder(ac.bool, [2], name="b")
+        first, second, rev = x * 2.0, x * 3.0, 1.0 - x
+        with ac.name_scope("s"):
+            scoped = x / 4.0
+        others = [x + x, x ** 2.0, i // 2, i % 3, b & b, b | b, b ^ b, -x, x < 0.0]
+    assert [first.op.name, second.op.name, rev.op.name, scoped.op.name] == ["mul", "mul_1", "sub", "s/truediv"]
+    assert [t.op.name for t in others] == ["add", "pow", "floordiv", "mod", "and", "or", "xor", "Neg", "Less"]
+    assert first.op.type == "Mul" and scoped.op.type == "RealDiv"
+    assert g.get_tensor_by_name("mul:0") is first  # the TF1 idiom of fetching an operator's result by name
+    async with ac.Session(g) as sess:
+        got = await sess.run(["mul:0", "s/truediv:0", "sub:0"], {x: np.array([1.0, 2.0], np.float32)})
+    np.testing.assert_allclose(got, [[2.0, 4.0], [0.25, 0.5], [0.0, -1.0]])
+
+
 def test_lookups_of_missing_names_say_what_is_wrong():
     g = ac.Graph()
     with g.as_default():

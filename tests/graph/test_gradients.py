@@ -94,7 +94,7 @@ _UNARY = [
     ("Sqrt", ac.sqrt, positive), ("Log", ac.log, positive), ("Rsqrt", ac.rsqrt, positive),
     ("Abs", ac.abs, away_from_zero), ("Reciprocal", ac.reciprocal, away_from_zero),
     ("Relu", ac.nn.relu, away_from_zero), ("Sigmoid", ac.nn.sigmoid, normal), ("Tanh", ac.nn.tanh, normal),
-    ("Sin", ac.sin, normal), ("Cos", ac.cos, normal),
+    ("Sin", ac.sin, normal), ("Cos", ac.cos, normal), ("Sign", ac.sign, away_from_zero),
 ]
 
 
@@ -321,6 +321,18 @@ async def test_gradient_through_a_variable_read_matches_central_differences() ->
             expected[idx] = (await f([plus]) - await f([minus])) / 2e-6
     np.testing.assert_allclose(analytic, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(analytic, 2 * init * np.arange(6.0).reshape(2, 3), rtol=1e-12)
+
+
+async def test_gradient_of_sign_is_a_zero_tensor_as_tf() -> None:
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, (2, 3))
+        (grad,) = ac.gradients(ac.reduce_sum(ac.sign(x) * 3.0), [x])
+    assert grad is not None  # TF1's gradient of Sign is zeros_like(x), so optimizers still get one
+    async with ac.Session(g) as sess:
+        value = await sess.run(grad, {x: normal(2, 3)})
+    np.testing.assert_array_equal(value, np.zeros((2, 3), np.float32))
+    assert value.dtype == np.float32
 
 
 def test_every_registered_op_has_a_gradient_entry_and_a_cpu_kernel() -> None:
