@@ -330,9 +330,9 @@ def print_table(figures: list[Figure], ref_name: str) -> int:
     widths = [max(len(f.name) for f in figures), max(len(f.ours) for f in figures),
               max(len("reference"), *(len(f.ref) for f in figures))]
     print()
-    print("best (median) of N timed runs after warm-up; value: antcolony / reference of the bests (of the")
-    print(f"medians), judged against the target (GPU launches: per second); reference: {ref_name} for the")
-    print("ratios, the best thread setting for default/best")
+    print("best (median) of N timed runs after warm-up; value: antcolony / reference, of the bests (of the medians)")
+    print(f"reference: {ref_name} for the ratios, the best thread setting for default/best")
+    print("GPU launches: the value is launches per second")
     print(f"{'figure':<{widths[0]}}  {'antcolony':<{widths[1]}}  {'reference':<{widths[2]}}  {'value':<15}"
           f"{'target':<10}mark")
     missed = unjudged = 0
