@@ -1,22 +1,40 @@
-"""Executor overheads, measured in one run (under uvloop when installed).
+"""Issue 12's benchmark: antcolony against TF1 on the same graphs, measured in one run.
 
-Prints: per-node overhead for a chain of N scalar adds and for N independent adds joined by
-add_n; the fixed cost of ``session.run`` on a one-node graph; the speedup of 16 independent
-512x512 matmuls over running them one after another in plain numpy. Where TensorFlow
-(tf.compat.v1) or dask is installed, the same graphs are timed with them and ratios printed.
+Every figure of the issue's table as the ratio antcolony / TF1 (``tensorflow.compat.v1`` in
+graph mode with TF1 behaviour, Grappler and the classic graph optimizer off, both sides with
+inter-op 2 / intra-op 1 threads), when tensorflow is installed; absolute figures otherwise:
 
-    python scripts/bench_executor.py [--nodes 2000] [--repeat 20]
+  chain         a chain of scalar adds, per node                     ratio <= 1.5
+  fan-in        independent scalar adds joined by add_n, per node    ratio <= 1.0
+  fixed cost    session.run on a one-node graph                      ratio <= 0.1
+  matmuls       16 independent square matmuls                        ratio <= 1.0
+  MLP step      3-layer MLP train step (batch 64, Adam)              ratio <= 1.0
+  while loop    while_loop iteration (counter + accumulator)         ratio <= 3.0
+  GPU launches  trivial kernels launched per second on the simulated GPU    >= 50,000/s
+  default/best  MLP step and matmuls with the default SessionConfig() against the best of
+                inter/intra-op thread settings, alone and beside a competing CPU-bound
+                process the script starts and stops                 ratio <= 1.2
+
+Each figure is the best (min) of N timed repeats after warm-up runs, with the median beside it;
+ratios are judged on the best. A figure is marked met or MISSED; the last line counts the MISSED.
+
+    python scripts/bench_executor.py            # the full table (about two minutes)
+    python scripts/bench_executor.py --quick    # small sizes and few repeats, for a smoke run
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib.util
+import multiprocessing as mp
 import os
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,211 +42,337 @@ import numpy as np
 import antcolony as ac
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_executor_graphs as graphs  # found through the path set just above
+from bench_executor_graphs import Bench
+from bench_executor_tf import TfSide, load_tf, same_outputs, tf_config
+
+INTER, INTRA = 2, 1  # both frameworks' threads for the ratio figures, as the issue measured them
+LAUNCH_TARGET = 50_000.0
+DEFAULT_TARGET = 1.2
 
 
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
+@dataclass(frozen=True)
+class Sizes:
+    nodes: int = 2000          # chain length and fan-in width
+    matmul: int = 512          # side of the 16 square matrices
+    iterations: int = 1000     # while-loop iterations per run
+    launches: int = 2000       # independent GPU kernels per step
+    repeat: int = 20           # timed repeats (N) of most figures
+    sweep_repeat: int = 10     # timed repeats per thread setting in the default/best figures
+    fixed_repeat: int = 2000   # timed repeats of the fixed cost, which is microseconds
+    warmup: int = 2            # untimed runs first (the first one builds the executor)
+    sweep_passes: int = 2      # passes over the thread settings, in alternating order
+
+
+QUICK = Sizes(nodes=200, matmul=128, iterations=100, launches=200, repeat=5, sweep_repeat=4, fixed_repeat=200,
+              warmup=2, sweep_passes=1)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per run: the best and the median of ``n`` timed runs."""
+
+    best: float
+    median: float
+    n: int
+
+    @staticmethod
+    def of(times: list[float], units: int = 1) -> Timing:
+        return Timing(min(times) / units, statistics.median(times) / units, len(times))
+
+
+@dataclass
+class Figure:
+    """One row of the table; ``met`` is None when it cannot be judged (no TF1 to compare with)."""
+
+    name: str
+    ours: str
+    ref: str
+    value: str
+    target: str
+    met: bool | None
+
+
+# -- timing ------------------------------------------------------------------------------------
+
+
+def _config(**extra: Any) -> ac.SessionConfig:
+    return ac.SessionConfig(inter_op_threads=INTER, intra_op_threads=INTRA, **extra)
+
+
+async def _warm_ac(sess: ac.Session, bench: Bench, warmup: int) -> Any:
+    """Initialise, then the untimed runs (the first builds and caches the executor); returns the
+    first run's outputs."""
+    if bench.init is not None:
+        await sess.run(bench.init)
+    first = await sess.run(bench.fetches, bench.feed)
+    for _ in range(warmup - 1):
+        await sess.run(bench.fetches, bench.feed)
+    return first
+
+
+async def _timed_ac(sess: ac.Session, bench: Bench, repeat: int) -> list[float]:
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        fn()
+        await sess.run(bench.fetches, bench.feed)
         times.append(time.perf_counter() - t)
-    return min(times)
+    return times
 
 
-async def abest_of(fn: Callable[[], Awaitable[Any]], repeat: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        await fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
+def _rounds(repeat: int, rounds: int = 4) -> list[int]:
+    """``repeat`` split into at most ``rounds`` near-equal rounds."""
+    rounds = max(1, min(rounds, repeat))
+    return [repeat // rounds + (i < repeat % rounds) for i in range(rounds)]
 
 
-# The chain and fan-out start from a fed scalar: TF's Grappler would otherwise fold an all-constant
-# graph into one constant at build time and time nothing.
-def chain_graph(n: int) -> tuple[ac.Graph, Any, dict]:
-    g = ac.Graph()
-    with g.as_default():
-        start = ac.placeholder(ac.float32, [], name="start")
-        x = start
-        for _ in range(n):
-            x = ac.add(x, 1.0)
-    return g, x, {start: np.float32(0.0)}
+async def _time_pair(bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes, repeat: int,
+                     config: ac.SessionConfig) -> tuple[list[float], Any, list[float], Any]:
+    """(antcolony times, first outputs, TF1 times, first outputs); the two sides alternate in
+    rounds, so a change in the machine's load during the figure weighs on both alike."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    async with ac.Session(bench.graph, config=config) as sess:
+        first = await _warm_ac(sess, bench, sizes.warmup)
+        side = None if tf_bench is None else await asyncio.to_thread(
+            TfSide, tf, tf_bench, tf_config(tf, INTER, INTRA), sizes.warmup)
+        try:
+            for k in _rounds(repeat):
+                ours += await _timed_ac(sess, bench, k)
+                if side is not None:
+                    theirs += await asyncio.to_thread(side.timed, k)
+        finally:
+            if side is not None:
+                side.close()
+    return ours, first, theirs, None if side is None else side.first
 
 
-def fanout_graph(n: int) -> tuple[ac.Graph, Any, dict]:
-    g = ac.Graph()
-    with g.as_default():
-        one = ac.placeholder(ac.float32, [], name="one")
-        x = ac.add_n([ac.add(one, float(i)) for i in range(n)])
-    return g, x, {one: np.float32(1.0)}
+def time_pair(bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes, repeat: int | None = None,
+              config: ac.SessionConfig | None = None) -> tuple[Timing, Any, Timing | None, Any]:
+    """Its own ``ac.run``: device settings belong to a loop's Runtime, so each figure (and each
+    thread setting) gets a fresh one, shut down before the next."""
+    ours, first, theirs, tf_first = ac.run(_time_pair(bench, tf_bench, tf, sizes, repeat or sizes.repeat,
+                                                      config or _config()))
+    return (Timing.of(ours, bench.units), first,
+            Timing.of(theirs, bench.units) if theirs else None, tf_first)
 
 
-def matmul_graph(mats: list[np.ndarray]) -> tuple[ac.Graph, Any, dict[Any, np.ndarray]]:
-    """Matrices are fed (not constants) and each product is consumed (its sum is fetched), so no
-    framework can fold or prune the products (TF's Grappler drops ops whose outputs are unused)."""
-    g = ac.Graph()
-    with g.as_default():
-        phs = [ac.placeholder(ac.float32, m.shape, name=f"m{i}") for i, m in enumerate(mats)]
-        done = [ac.reduce_sum(ac.matmul(p, p)) for p in phs]
-    return g, done, dict(zip(phs, mats))
+async def _count_gpu_launches(bench: Bench, config: ac.SessionConfig) -> int:
+    """Kernels one step runs on the GPU's compute streams, from a traced run's step stats."""
+    async with ac.Session(bench.graph, config=config) as sess:
+        md = ac.RunMetadata()
+        await sess.run(bench.fetches, bench.feed, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
+                       run_metadata=md)
+    return sum("/compute" in s.worker for s in md.step_stats)
 
 
-async def time_graph(
-    g: ac.Graph, fetch: Any, repeat: int, config: ac.SessionConfig | None = None, feed: dict | None = None,
-) -> tuple[float, float]:
-    async with ac.Session(g, config=config) as sess:
-        await sess.run(fetch, feed)  # builds and caches the executor
-        return await abest_of(lambda: sess.run(fetch, feed), repeat)
+# -- the competing process ---------------------------------------------------------------------
 
 
-async def antcolony_figures(n: int, repeat: int, mats: list[np.ndarray]) -> dict[str, float]:
-    figs: dict[str, float] = {}
-    g, x, feed = chain_graph(n)
-    figs["chain"], figs["chain_median"] = await time_graph(g, x, repeat, feed=feed)
-    g, x, feed = fanout_graph(n)
-    figs["fanout"], figs["fanout_median"] = await time_graph(g, x, repeat, feed=feed)
-    g = ac.Graph()
-    with g.as_default():
-        c = ac.constant(1.0)
-    figs["fixed"], figs["fixed_median"] = await time_graph(g, c, max(repeat, 2000))
-    g, done, feed = matmul_graph(mats)
-    figs["matmul"], _ = await time_graph(g, done, repeat, feed=feed)
-    return figs
-
-
-def tf_figures(n: int, repeat: int, mats: list[np.ndarray]) -> dict[str, float] | None:
-    if importlib.util.find_spec("tensorflow") is None:
-        return None
-    import tensorflow.compat.v1 as tf
-
-    tf.disable_eager_execution()
-    # Grappler would fold the chains of constant adds and prune unused ops: measure the executor.
-    config = tf.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    figs = {}
-    for key, build in (("chain", _tf_chain), ("fanout", _tf_fanout)):
-        g = tf.Graph()
-        with g.as_default():
-            start = tf.placeholder(tf.float32, [])
-            fetch = build(tf, n, start)
-        with tf.Session(graph=g, config=config) as s:
-            s.run(fetch, {start: 0.0})
-            figs[key] = best_of(lambda: s.run(fetch, {start: 0.0}), repeat)  # noqa: B023 - timed before the loop moves on
-    g = tf.Graph()
-    with g.as_default():
-        c = tf.constant(1.0)
-    with tf.Session(graph=g, config=config) as s:
-        figs["fixed"] = best_of(lambda: s.run(c), 2000)
-    g = tf.Graph()
-    with g.as_default():
-        phs = [tf.placeholder(tf.float32, m.shape) for m in mats]
-        done = [tf.reduce_sum(tf.matmul(p, p)) for p in phs]
-    feed = dict(zip(phs, mats))
-    with tf.Session(graph=g, config=config) as s:
-        s.run(done, feed)
-        figs["matmul"] = best_of(lambda: s.run(done, feed), repeat)
-    return figs
-
-
-def _tf_chain(tf: Any, n: int, start: Any) -> Any:
-    x = start
-    for _ in range(n):
-        x = tf.add(x, 1.0)
-    return x
-
-
-def _tf_fanout(tf: Any, n: int, one: Any) -> Any:
-    return tf.add_n([tf.add(one, float(i)) for i in range(n)])
-
-
-def dask_figures(n: int, repeat: int) -> dict[str, float] | None:
-    if importlib.util.find_spec("dask") is None:
-        return None
-    import operator
-
-    import dask
-
-    chain: dict[str, Any] = {"x0": 0.0}
-    for i in range(n):
-        chain[f"x{i + 1}"] = (operator.add, f"x{i}", 1.0)
-    fan: dict[str, Any] = {"one": 1.0}
-    for i in range(n):
-        fan[f"a{i}"] = (operator.add, "one", float(i))
-    fan["sum"] = (lambda *xs: sum(xs), *[f"a{i}" for i in range(n)])
-    figs = {
-        "chain": best_of(lambda: dask.threaded.get(chain, f"x{n}"), max(3, repeat // 4)),
-        "fanout": best_of(lambda: dask.threaded.get(fan, "sum"), max(3, repeat // 4)),
-    }
-    return figs
-
-
-def numpy_matmul_figures(mats: list[np.ndarray], repeat: int) -> dict[str, float]:
+def _spin(stop: Any, ready: Any) -> None:
+    """A CPU-bound neighbour: single-threaded numpy matmuls until told to stop."""
     from threadpoolctl import threadpool_limits
 
-    figs = {"seq_default_blas": best_of(lambda: [(m @ m).sum() for m in mats], repeat)}
+    a = np.random.default_rng(1).random((256, 256))
     with threadpool_limits(1):
-        figs["seq_one_blas_thread"] = best_of(lambda: [(m @ m).sum() for m in mats], repeat)
-    return figs
+        ready.set()
+        while not stop.is_set():
+            a @ a  # the work is the point
 
 
-def report(n: int, a: dict[str, float], np_figs: dict[str, float], a1: float | None,
-           tf: dict[str, float] | None, dk: dict[str, float] | None) -> None:
-    us = 1e6
-    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
-    print(f"antcolony executor benchmark ({n} nodes) under {loop}")
-    print(f"  chain of {n} scalar adds     : {a['chain'] / n * us:7.2f} us/node (median {a['chain_median'] / n * us:.2f})"
-          "   target <= 5 us")
-    print(f"  {n} independent adds + add_n: {a['fanout'] / n * us:7.2f} us/node (median {a['fanout_median'] / n * us:.2f})")
-    print(f"  session.run fixed cost       : {a['fixed'] * us:7.1f} us (median {a['fixed_median'] * us:.1f})"
-          "   target <= 60 us")
-    seq = np_figs["seq_default_blas"]
-    print(f"  16 matmuls 512x512           : antcolony {a['matmul'] * 1e3:.1f} ms; numpy one after another "
-          f"{seq * 1e3:.1f} ms (default BLAS threads) -> speedup {seq / a['matmul']:.2f}x")
-    s1 = np_figs["seq_one_blas_thread"]
-    print(f"    SessionConfig(intra_op_threads=1): antcolony {a1 * 1e3:.1f} ms; numpy one after another with 1 BLAS "
-          f"thread {s1 * 1e3:.1f} ms -> speedup {s1 / a1:.2f}x   target >= 1.7x")
-    print(f"    (intra_op_threads=1 vs numpy with default BLAS threads: {seq / a1:.2f}x)")
-    for label, figs in (("TensorFlow (tf.compat.v1)", tf), ("dask threaded scheduler", dk)):
-        if figs is None:
-            print(f"  {label}: not installed, no comparison")
-            continue
-        for key in ("chain", "fanout"):
-            print(f"  {label} {key}: {figs[key] / n * us:.2f} us/node; antcolony/{label.split()[0]} = "
-                  f"{a[key] / figs[key]:.2f}x")
-        if "fixed" in figs:
-            print(f"  {label} fixed cost: {figs['fixed'] * us:.1f} us; ratio {a['fixed'] / figs['fixed']:.2f}x")
-            print(f"  {label} 16 matmuls: {figs['matmul'] * 1e3:.1f} ms; ratio {a['matmul'] / figs['matmul']:.2f}x")
+@contextmanager
+def competing_process() -> Iterator[int]:
+    """Run ``_spin`` in a spawned process (no fork of a process holding thread pools) while the
+    block runs; always stopped on the way out."""
+    ctx = mp.get_context("spawn")
+    stop, ready = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=_spin, args=(stop, ready), daemon=True)
+    proc.start()
+    try:
+        if not ready.wait(120):
+            raise RuntimeError("the competing process did not start")
+        yield proc.pid or 0
+    finally:
+        stop.set()
+        proc.join(10)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
 
 
-async def matmul_intra_op_one(mats: list[np.ndarray], repeat: int) -> float:
-    """Its own ac.run: the BLAS limit belongs to the runtime, which the first session configures."""
-    g, done, feed = matmul_graph(mats)
-    t, _ = await time_graph(g, done, repeat, ac.SessionConfig(intra_op_threads=1), feed=feed)
-    return t
+_START = time.perf_counter()
 
 
-def main(n: int, repeat: int) -> None:
+def _progress(what: str) -> None:
+    print(f"  measured {what} ({time.perf_counter() - _START:.0f} s)", flush=True)
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+
+def _us(t: Timing) -> str:
+    return f"{t.best * 1e6:.2f} us ({t.median * 1e6:.2f})"
+
+
+def _ms(t: Timing) -> str:
+    return f"{t.best * 1e3:.2f} ms ({t.median * 1e3:.2f})"
+
+
+def ratio_figure(name: str, ours: Timing, theirs: Timing | None, limit: float, show: Callable[[Timing], str],
+                 extra: str = "") -> Figure:
+    """antcolony / TF1 of the best times (lower is better), with the medians' ratio beside it."""
+    if theirs is None:
+        return Figure(name, f"{show(ours)} N={ours.n}{extra}", "no TF1", "-", f"<= {limit:g}", None)
+    ratio = ours.best / theirs.best
+    return Figure(name, f"{show(ours)} N={ours.n}{extra}", f"{show(theirs)} N={theirs.n}",
+                  f"{ratio:.2f} ({ours.median / theirs.median:.2f})", f"<= {limit:g}", ratio <= limit)
+
+
+def comparison_figures(tf: Any | None, sizes: Sizes) -> tuple[list[Figure], list[str]]:
+    """The ratio figures (absolute where TF1 is absent) and, with TF1, which figures' first-run
+    outputs differ between the two sides (they should not: same graph, same values)."""
     rng = np.random.default_rng(0)
-    mats = [rng.random((512, 512), dtype=np.float32) for _ in range(16)]
-    a = ac.run(antcolony_figures(n, repeat, mats))
-    a1 = ac.run(matmul_intra_op_one(mats, repeat))
-    report(n, a, numpy_matmul_figures(mats, repeat), a1, tf_figures(n, repeat, mats), dask_figures(n, repeat))
-    data_parallel(repeat)
+    mats = [rng.random((sizes.matmul, sizes.matmul), dtype=np.float32) for _ in range(16)]
+    n = sizes.nodes
+    rows: list[tuple[str, Callable[[Any], Bench], float, Callable[[Timing], str], int | None]] = [
+        (f"chain of {n} scalar adds, per node", lambda m: graphs.chain(m, n), 1.5, _us, None),
+        (f"fan-in of {n} adds + add_n, per node", lambda m: graphs.fan_in(m, n), 1.0, _us, None),
+        ("fixed cost of session.run, one node", graphs.one_node, 0.1, _us, sizes.fixed_repeat),
+        (f"matmuls: 16 independent {sizes.matmul}x{sizes.matmul}", lambda m: graphs.matmuls(m, mats), 1.0, _ms, None),
+        ("MLP train step (batch 64, Adam)", graphs.mlp_train, 1.0, _ms, None),
+        (f"while loop of {sizes.iterations}, per iteration", lambda m: graphs.while_counter(m, sizes.iterations),
+         3.0, _us, None),
+    ]
+    figures, differ = [], []
+    for name, build, limit, show, repeat in rows:
+        bench = build(ac)
+        tf_bench = None if tf is None else build(tf)
+        ours, first, theirs, tf_first = time_pair(bench, tf_bench, tf, sizes, repeat)
+        if tf_bench is not None and not same_outputs(first, tf_first):
+            differ.append(name)
+        extra = ""
+        if name.startswith("MLP"):
+            extra = f", {graphs.node_count(bench.graph)} nodes"
+            extra += f" (TF1 {graphs.node_count(tf_bench.graph)})" if tf_bench is not None else ""
+        figures.append(ratio_figure(name, ours, theirs, limit, show, extra))
+        _progress(name)
+        if name.startswith("while loop"):
+            rate = f"{1 / ours.best:,.0f}/s" + (f", TF1 {1 / theirs.best:,.0f}/s" if theirs else "")
+            figures.append(Figure("  while-loop iterations per second", rate, "", "", "", None))
+    return figures, differ
 
 
-def data_parallel(repeat: int) -> None:
-    from bench_data_parallel import time_steps
+def launch_figure(sizes: Sizes) -> Figure:
+    bench = graphs.gpu_fan_in(ac, sizes.launches)
+    config = _config(gpu_backend="sim", sim_gpu_count=1)
+    launches = ac.run(_count_gpu_launches(bench, config))
+    step, _, _, _ = time_pair(bench, None, None, sizes, config=config)
+    rate = launches / step.best
+    _progress("GPU launches")
+    return Figure(f"GPU launches/s, {sizes.launches} trivial kernels", f"{rate:,.0f}/s ({launches / step.median:,.0f}) "
+                  f"N={step.n}", f"{launches} launches per step", f"{rate:,.0f}", f">= {LAUNCH_TARGET:,.0f}",
+                  rate >= LAUNCH_TARGET)
 
-    one = ac.run(time_steps(["/gpu:0"], 1024, 768, 3, repeat))
-    two = ac.run(time_steps(["/gpu:0", "/gpu:1"], 1024, 768, 3, repeat))
-    print(f"  data-parallel training step (MLP 256-768x3-1, batch 1024, simulated GPUs): 1 GPU {one * 1e3:.1f} ms, "
-          f"2 GPUs {two * 1e3:.1f} ms -> scaling {one / two:.2f}x")
+
+def _thread_settings() -> list[tuple[str, ac.SessionConfig]]:
+    cores = os.cpu_count() or 1
+    default = ac.SessionConfig()
+    settings = [(f"default (inter {default.inter_op_threads} / intra {default.intra_op_threads or 'BLAS'})", default)]
+    for inter in sorted({1, cores}):
+        for intra in sorted({1, cores}):
+            settings.append((f"inter {inter} / intra {intra}",
+                             ac.SessionConfig(inter_op_threads=inter, intra_op_threads=intra)))
+    return settings
+
+
+def sweep(sizes: Sizes, benches: dict[str, Bench]) -> dict[str, dict[str, list[float]]]:
+    """Step seconds per bench per thread setting; passes alternate their order so a drift in the
+    machine's load favours no setting."""
+    settings = _thread_settings()
+    times: dict[str, dict[str, list[float]]] = {name: {} for name in benches}
+    per_pass = max(2, sizes.sweep_repeat // sizes.sweep_passes)
+    for p in range(sizes.sweep_passes):
+        for label, config in settings if p % 2 == 0 else settings[::-1]:
+            for name, bench in benches.items():
+                ts, _, _, _ = ac.run(_time_pair(bench, None, None, sizes, per_pass, config))
+                times[name].setdefault(label, []).extend(ts)
+    return times
+
+
+def default_figures(sizes: Sizes, loaded: bool) -> list[Figure]:
+    rng = np.random.default_rng(0)
+    mats = [rng.random((sizes.matmul, sizes.matmul), dtype=np.float32) for _ in range(16)]
+    benches = {"MLP step": graphs.mlp_train(ac), "matmuls": graphs.matmuls(ac, mats)}
+    if loaded:
+        with competing_process():
+            times = sweep(sizes, benches)
+    else:
+        times = sweep(sizes, benches)
+    where = "beside a CPU-bound process" if loaded else "no competing process"
+    _progress(f"default/best thread settings, {where}")
+    figures = []
+    for name, by_setting in times.items():
+        timings = {label: Timing.of(ts) for label, ts in by_setting.items()}
+        default_label = next(iter(timings))
+        best_label = min(list(timings)[1:], key=lambda label: timings[label].best)
+        d, b = timings[default_label], timings[best_label]
+        ratio = d.best / b.best
+        figures.append(Figure(f"default/best {name}, {where}", f"{_ms(d)} N={d.n} {default_label}",
+                              f"{_ms(b)} {best_label}", f"{ratio:.2f} ({d.median / b.median:.2f})",
+                              f"<= {DEFAULT_TARGET:g}", ratio <= DEFAULT_TARGET))
+    return figures
+
+
+# -- report ------------------------------------------------------------------------------------
+
+
+def print_table(figures: list[Figure], ref_name: str) -> int:
+    widths = [max(len(f.name) for f in figures), max(len(f.ours) for f in figures),
+              max(len("reference"), *(len(f.ref) for f in figures))]
+    print()
+    print("best (median) of N timed runs after warm-up; value: antcolony / reference, of the bests (of the medians)")
+    print(f"reference: {ref_name} for the ratios, the best thread setting for default/best")
+    print("GPU launches: the value is launches per second")
+    print(f"{'figure':<{widths[0]}}  {'antcolony':<{widths[1]}}  {'reference':<{widths[2]}}  {'value':<15}"
+          f"{'target':<10}mark")
+    missed = unjudged = 0
+    for f in figures:
+        mark = "" if not f.target else {True: "met", False: "MISSED", None: "not judged"}[f.met]
+        missed += f.met is False
+        unjudged += bool(f.target) and f.met is None
+        print(f"{f.name:<{widths[0]}}  {f.ours:<{widths[1]}}  {f.ref:<{widths[2]}}  {f.value:<15}{f.target:<10}{mark}")
+    print()
+    judged = sum(f.met is not None for f in figures)
+    note = f"; {unjudged} not judged (no TF1 to compare with)" if unjudged else ""
+    print(("all figures met" if not missed else f"MISSED: {missed} of {judged} figure(s) off target") + note)
+    return missed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
+    parser.add_argument("--no-tf", action="store_true", help="absolute figures only, even with tensorflow installed")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else Sizes()
+    tf = None if args.no_tf else load_tf()
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    ref = f"TF1 {tf.__version__} (tf.compat.v1)" if tf is not None else "TF1"
+    print(f"antcolony executor benchmark under {loop}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f} at the start; inter-op {INTER} / intra-op {INTRA} on both sides")
+    if tf is None:
+        why = "--no-tf" if args.no_tf else "tensorflow is not installed"
+        print(f"TF1 not measured ({why}): absolute figures only, ratio targets not judged")
+    figures, differ = comparison_figures(tf, sizes)
+    figures.append(launch_figure(sizes))
+    for loaded in (False, True):
+        figures += default_figures(sizes, loaded)
+    print_table(figures, ref)
+    if tf is not None:
+        print("first-run outputs equal on both sides (same graph, same values)" if not differ
+              else f"WARNING: first-run outputs differ from TF1's for: {', '.join(differ)}")
+    print(f"took {time.perf_counter() - _START:.0f} s; load average {os.getloadavg()[0]:.2f} at the end")
+    return 0  # a MISSED figure is a finding, not a failure of the run
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nodes", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args()
-    main(args.nodes, args.repeat)
+    sys.exit(main())

@@ -76,3 +76,26 @@ def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
     assert names[:2] == ["StepState", "StepState"]
     assert names[-2:] == ["Fetched", "StepCompleted"]
     assert {"Launch", "KernelDone", "Arrived", "Input"} <= set(names)
+
+
+def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict():
+    out = _run("bench_executor.py", "--quick", timeout=180)
+    lines = out.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("figure ")) + 1:]
+    with_tf = "TF1 not measured" not in out
+    ratios = ["chain of 200 scalar adds", "fan-in of 200 adds + add_n", "fixed cost of session.run",
+              "matmuls: 16 independent", "MLP train step", "while loop of 100"]
+    absolute = ["GPU launches/s", "default/best MLP step, no competing process",
+                "default/best matmuls, no competing process", "default/best MLP step, beside a CPU-bound process",
+                "default/best matmuls, beside a CPU-bound process"]
+    rows = {name: next((ln for ln in table if ln.startswith(name)), None) for name in ratios + absolute}
+    assert None not in rows.values(), out
+    # a ratio needs TF1 measured in the same run; the launch rate and default/best always have a verdict
+    for name in ratios:
+        assert rows[name].endswith(("met", "MISSED") if with_tf else ("not judged",)), rows[name]
+    for name in absolute:
+        assert rows[name].endswith(("met", "MISSED")), rows[name]
+    rate = next(line for line in table if line.strip().startswith("while-loop iterations per second"))
+    assert float(rate.split()[4].split("/s")[0].replace(",", "")) > 0, rate
+    missed = sum(line.endswith("MISSED") for line in table)
+    assert f"MISSED: {missed} of " in out if missed else "all figures met" in out, out
