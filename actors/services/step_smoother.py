@@ -6,8 +6,8 @@ a 20 % longer step). The smoother instead aims every step at the running mean of
 would last when paid in full, and moves the difference to later steps: a long step leaves part
 of its debt deferred (owed, but not holding the next launches), a short step pauses longer and
 the extra idle is granted as credit. The outstanding difference is paid back ``BLEND`` of it per
-step and never exceeds half a mean step's idle time, so the busy fraction over any window of a few steps stays
-the target while the step-time variation shrinks to about half the unsmoothed one.
+step and stays within a bound (``CARRY``), so the busy fraction over any window of a few steps
+stays the target while the step-time variation shrinks to about half the unsmoothed one.
 For the same reason a step's launches are held only once its debt runs well past a mean step's
 (``allowance``): holds inside the step would pay its debt in full and pass its swing on.
 """
@@ -23,9 +23,12 @@ ALPHA = 0.25
 #: A step's own debt up to this many mean steps' worth holds no launch (paid by the pause);
 #: beyond it the GPU op manager's slots hold launches, bounding the burst of an unusually long step.
 ALLOWANCE_STEPS = 1.5
-#: What a pause may leave owed (or be granted), in mean steps' worth of idle time: bounds how far
-#: the busy fraction over a window of a few steps can stray from the target.
+#: What a pause may leave owed (or be granted), as a share of a mean step's idle time: the larger
+#: of CARRY_STEPS and CARRY * 100 / p. Outstanding R moves the busy fraction over n mean steps by
+#: ``p/100 * R / (n * mean)``: at most 0.03 over 8 steps whatever p, while at low p (long idle)
+#: a step whose kernels ran 2-3x slower is evened out over the next steps.
 CARRY_STEPS = 0.5
+CARRY = 0.25
 
 
 @dataclass
@@ -39,8 +42,8 @@ class StepSmoother:
     def pause(self, step_s: float, owed_s: float, busy_s: float | None, percent: int) -> float:
         """Seconds to pause after a step that lasted ``step_s``, kept its GPUs busy ``busy_s``
         and left them owing ``owed_s`` of idle time (negative: credit) at perfControl
-        ``percent``. ``owed_s - pause`` is what stays deferred (or is granted), at most half the
-        idle time of a mean step either way (a later step gives back part of its own idle).
+        ``percent``. ``owed_s - pause`` is what stays deferred (or is granted), within the carry
+        bound either way (see ``CARRY``).
         ``busy_s`` None (the first step seen) pays the step's debt in full."""
         if busy_s is None:
             pause = max(owed_s, 0.0)
@@ -52,14 +55,19 @@ class StepSmoother:
         self.mean_s = full if self.mean_s is None else self.mean_s + ALPHA * (full - self.mean_s)
         even = self.mean_s - step_s  # the pause that makes this step last the mean
         pause = even + BLEND * (owed_s - even)
-        cap = CARRY_STEPS * self.mean_s * (100 - percent) / 100
+        cap = self._carry(percent)
         pause = max(min(max(pause, owed_s - cap), owed_s + cap), 0.0)
         self.left_s = owed_s - pause
         return pause
 
+    def _carry(self, percent: int) -> float:
+        assert self.mean_s is not None
+        return self.mean_s * (100 - percent) / 100 * max(CARRY_STEPS, CARRY * 100 / percent)
+
     def allowance(self, percent: int) -> float:
         """New debt (seconds) the coming step may run up before its launches are held: the idle
-        time a mean step owes at ``percent``, times ``ALLOWANCE_STEPS``."""
+        time a mean step owes at ``percent`` times ``ALLOWANCE_STEPS``, plus what a pause may
+        leave owed."""
         if self.mean_s is None:
             return 0.0
-        return ALLOWANCE_STEPS * self.mean_s * (100 - percent) / 100
+        return ALLOWANCE_STEPS * self.mean_s * (100 - percent) / 100 + self._carry(percent)
