@@ -24,6 +24,7 @@ from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
+from antcolony.actors.session_stats import SessionStatistics, session_statistics
 from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
@@ -349,6 +350,10 @@ class Session:
             logger.warning("%s: memory limit asked %d bytes, reached %d: %s", device, wanted, reached,
                            memory.limit_shortfall())
         return reached
+
+    def statistics(self) -> SessionStatistics:
+        """Executors cached, executor actors alive, runs in flight, ... (see actors/session_stats.py)."""
+        return session_statistics(self)
 
     def list_devices(self) -> list[DeviceInfo]:
         self._attach()

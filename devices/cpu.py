@@ -14,6 +14,8 @@ from typing import Any
 from antcolony.actors.actor import Actor
 from antcolony.actors.messages import Completed, Launch
 
+from .worker_stats import GetWorkerStatistics, WorkerStatistics
+
 logger = logging.getLogger(__name__)
 
 
@@ -38,19 +40,26 @@ class CpuWorker(Actor):
         self.queue: list[tuple[int, int, Launch]] = []
         self.running = 0
         self.seq = itertools.count()
+        self.priority_running = 0
+        self.completed = 0
 
     def on_start(self) -> None:
         self.loop = asyncio.get_running_loop()
 
-    def on_receive(self, msg: Any) -> None:
+    def on_receive(self, msg: Any) -> Any:
         if type(msg) is Launch:
             if msg.priority > 0:
+                self.priority_running += 1
                 self.priority_pool.submit(self._execute, msg, False)
-                return
+                return None
             heapq.heappush(self.queue, (-msg.priority, next(self.seq), msg))
         elif msg == "finished":
             self.running -= 1
+        elif type(msg) is GetWorkerStatistics:
+            return WorkerStatistics("/device:CPU:0", len(self.queue), self.running + self.priority_running,
+                                    self.completed)
         self._dispatch()
+        return None
 
     def _dispatch(self) -> None:
         while self.queue and self.running < self.window:
@@ -79,8 +88,11 @@ class CpuWorker(Actor):
     def _finish(self, reply_to: Any, cell: list[Any], meta: tuple[Any, ...], counted: bool) -> None:
         step, err, start, end, worker = meta
         reply_to.tell(Completed(step, cell.pop() if cell else None, err, start, end, worker))
+        self.completed += 1
         if counted:
             self.ref.tell("finished")
+        else:
+            self.priority_running -= 1
 
     def on_stop(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)

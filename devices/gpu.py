@@ -24,6 +24,7 @@ from antcolony.actors.messages import Completed, Launch
 
 from .backends.base import GpuBackend, Stream
 from .gpu_share import ComputeShare, GetShareStats, OwedIdle, SetComputeShare
+from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
 
 class GpuWorker(Actor):
@@ -38,6 +39,7 @@ class GpuWorker(Actor):
         self.seq = itertools.count()
         self.streams: list[Stream] = []
         self.share = ComputeShare()
+        self.completed = 0
         self._wake: asyncio.TimerHandle | None = None
 
     def on_start(self) -> None:
@@ -62,6 +64,11 @@ class GpuWorker(Actor):
             return max(self.share.owed_now(), 0.0)
         elif type(msg) is GetShareStats:
             return self.share.stats()
+        elif type(msg) is GetWorkerStatistics:
+            queued = len(self.queues["compute"]) + len(self.queues["copy"])
+            idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
+            return WorkerStatistics(f"/device:GPU:{self.index}", queued, len(self.streams) - idle, self.completed,
+                                    self._wake is not None)
         return None
 
     def _dispatch(self, kind: str) -> None:
@@ -77,6 +84,7 @@ class GpuWorker(Actor):
             def on_done(result: Any, error: BaseException | None, start: float, end: float,
                         launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
                 launch.reply_to.tell(Completed(launch.step, result, error, start, end, label))
+                self.completed += 1
                 self.free[kind].append(stream)
                 if compute:
                     self.share.finished(start, end)

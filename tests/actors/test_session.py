@@ -10,6 +10,7 @@ import pytest
 
 import antcolony as ac
 from antcolony.actors.runtime import get_runtime
+from tests.waiting import until
 
 
 @pytest.fixture
@@ -142,12 +143,12 @@ async def test_executors_are_cached_per_sorted_feeds_and_fetches(graph):
     async with ac.Session(graph) as sess:
         assert await sess.run([s, p], {x: 2.0, y: 3.0}) == [5.0, 6.0]
         assert await sess.run([s, p], {y: 1.0, x: 1.0}) == [2.0, 1.0]
-        assert len(sess._executors) == 1
+        assert sess.statistics().executors == 1
         assert await sess.run([p, s], {x: 2.0, y: 3.0}) == [6.0, 5.0]
         assert await sess.run({"p": p, "s": s}, {x: 2.0, y: 3.0}) == {"p": 6.0, "s": 5.0}
-        assert len(sess._executors) == 1
+        assert sess.statistics().executors == 1
         assert await sess.run(s, {x: 2.0, y: 3.0}) == 5.0
-        assert len(sess._executors) == 2
+        assert sess.statistics().executors == 2
 
 
 async def test_a_kernel_error_aborts_only_that_step_and_names_the_node(graph):
@@ -197,15 +198,19 @@ async def test_close_cancels_runs_in_flight_and_frees_their_state(graph):
     out = _slow_graph(graph, n=40)
     sess = ac.Session(graph)
     feed = {"x:0": np.ones((600, 600), np.float32)}
+    sess.list_devices()  # the runtime's device workers, without any executor
+    actors_without_executors = get_runtime().stats().actors_alive
     await sess.run(out, feed)  # build the executor
-    executor_refs = next(iter(sess._executors.values())).refs
+    assert sess.statistics().executor_actors_alive == 1
+    assert get_runtime().stats().actors_alive > actors_without_executors  # executor and node actors
     runs = [asyncio.create_task(sess.run(out, feed)) for _ in range(3)]
-    await asyncio.sleep(0.01)
+    await until(lambda: sess.statistics().runs_in_flight == 3, "three runs in flight")
     await sess.close()
     results = await asyncio.gather(*runs, return_exceptions=True)
     assert all(isinstance(r, ac.errors.CancelledError) for r in results), results
-    assert not any(ref.is_alive for ref in executor_refs)
-    assert sess._inflight == set()
+    assert get_runtime().stats().actors_alive == actors_without_executors
+    stats = sess.statistics()
+    assert (stats.runs_in_flight, stats.executors, stats.closed) == (0, 0, True)
     with pytest.raises(ac.errors.SessionClosedError):
         await sess.run(out, feed)
 
@@ -215,11 +220,11 @@ async def test_cancelling_the_callers_task_aborts_the_step_and_keeps_the_session
     feed = {"x:0": np.ones((600, 600), np.float32)}
     async with ac.Session(graph) as sess:
         task = asyncio.create_task(sess.run(out, feed))
-        await asyncio.sleep(0.01)
+        await until(lambda: sess.statistics().runs_in_flight == 1, "the run in flight")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert sess._inflight == set()
+        assert sess.statistics().runs_in_flight == 0
         assert await sess.run(out, feed) == pytest.approx(600 * 600)
 
 

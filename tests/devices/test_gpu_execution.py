@@ -15,6 +15,9 @@ from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker
+from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
+from antcolony.actors.session_stats import worker_statistics
+from tests.waiting import until, until_async
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
 FULL = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
@@ -115,7 +118,12 @@ async def test_variables_colocate_their_reads_and_writes_with_the_variable():
     assert devices["AssignAdd"] == "/device:GPU:1"
 
 
-async def test_copies_and_compute_overlap_on_the_simulated_gpu():
+async def test_copies_and_compute_overlap_on_the_simulated_gpu(monkeypatch):
+    """A host-to-GPU copy runs on the copy stream while the GPU computes what does not need it.
+
+    Deterministic: the traced step's 16 MiB copy is held on its stream until the worker reports
+    that every kernel not waiting for it has completed (if copies and compute shared a stream,
+    that never happens); the trace then shows the copy's interval covering the matmuls."""
     g = ac.Graph()
     n = 700
     with g.as_default():
@@ -129,23 +137,41 @@ async def test_copies_and_compute_overlap_on_the_simulated_gpu():
             b = ac.reduce_sum(big)
         init = m.initializer
     feed = {big: np.ones((2048, 2048), np.float32)}
+    armed, copying, release = threading.Event(), threading.Event(), threading.Event()
+    to_device = SimBackend.to_device
+
+    def held_copy(self, index, value):
+        if armed.is_set() and getattr(value, "nbytes", 0) > 1 << 20:
+            copying.set()
+            release.wait(10)
+        return to_device(self, index, value)
+
+    monkeypatch.setattr(SimBackend, "to_device", held_copy)
     async with ac.Session(g, config=SIM2) as sess:
         await sess.run(init)
-        await sess.run([a, b], feed)
-        overlapped = False
-        # A step shows the overlap only when a matmul reaches its stream while the copy still runs;
-        # the order varies from step to step (5 steps missed it about 1 run in 13 here), so over
-        # 20 steps at least one must.
-        for _ in range(20):
-            meta = ac.RunMetadata()
-            await sess.run([a, b], feed, options=FULL, run_metadata=meta)
-            copies = [s for s in meta.step_stats if "/copy" in s.worker and s.output_bytes > 1 << 20]
-            compute = [s for s in meta.step_stats if "/compute" in s.worker and s.op_type == "MatMul"]
-            overlapped = any(c.start_us < k.end_us and k.start_us < c.end_us for c in copies for k in compute)
-            if overlapped:
-                break
-    assert copies and compute
-    assert overlapped, "the 16 MiB host-to-GPU copy never overlapped a GPU matmul"
+        warm = ac.RunMetadata()
+        await sess.run([a, b], feed, options=FULL, run_metadata=warm)
+        # the compute kernels that do not need the copy: all but reduce_sum(big)
+        independent = sum(1 for s in warm.step_stats if "/compute" in s.worker and s.node_name != b.op.name)
+        after = await worker_statistics(sess, "/gpu:0")
+        meta = ac.RunMetadata()
+        armed.set()
+        try:
+            step = asyncio.ensure_future(sess.run([a, b], feed, options=FULL, run_metadata=meta))
+            await until(copying.is_set, "the big copy on its stream")
+            await until_async(lambda: _completed(sess, after.completed + independent),
+                              "the kernels that do not need the copy completed while it ran")
+        finally:
+            release.set()
+        await step
+    copies = [s for s in meta.step_stats if "/copy" in s.worker and s.output_bytes > 1 << 20]
+    compute = [s for s in meta.step_stats if "/compute" in s.worker and s.op_type == "MatMul"]
+    assert len(copies) == 1 and len(compute) == 6
+    assert all(copies[0].start_us <= k.start_us and k.end_us <= copies[0].end_us for k in compute)
+
+
+async def _completed(sess: ac.Session, n: int) -> bool:
+    return (await worker_statistics(sess, "/gpu:0")).completed >= n
 
 
 class _Collector(Actor):
@@ -160,6 +186,11 @@ class _Collector(Actor):
             self.done.set_result(None)
 
 
+async def _queued(worker, n: int) -> WorkerStatistics | None:
+    stats = await worker.ask(GetWorkerStatistics())
+    return stats if stats.queued == n else None
+
+
 async def test_gpu_launches_run_highest_priority_first_and_fifo_within_a_priority():
     rt = get_runtime()
     worker = rt.spawn(GpuWorker, SimBackend(1, 1 << 30), 0, 1, 1)
@@ -170,7 +201,8 @@ async def test_gpu_launches_run_highest_priority_first_and_fifo_within_a_priorit
     worker.tell(Launch(None, lambda: (gate.wait(5), -1)[1], [], 0, sink))
     for tag, priority in [(1, 0), (2, 5), (3, 0), (4, 9), (5, 5), (6, -1)]:
         worker.tell(Launch(None, lambda t=tag: t, [], priority, sink))
-    await asyncio.sleep(0.05)
+    stats = await until_async(lambda: _queued(worker, 6), "six launches queued behind the gated one")
+    assert (stats.in_flight, stats.completed, stats.holding) == (1, 0, False)
     gate.set()
     await asyncio.wait_for(done, 5)
     assert order == [-1, 4, 2, 5, 1, 3, 6]
