@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import pytest
 import antcolony as ac
 from antcolony.cli_config import format_status_table
 from antcolony.config.status_file import parse_status
+from antcolony.actors.session_stats import worker_statistics
+from tests.waiting import until_async
 
 MiB = 1 << 20
 BUS = "01:00.0"  # the simulated GPU 0's bus id without domain, as AntMan keys it
@@ -264,28 +267,48 @@ async def test_close_ends_a_suspended_job_promptly(tmp_path):
     assert time.perf_counter() - started < 1.0
 
 
-async def test_pacing_sleeps_never_block_the_loop(tmp_path):
+async def test_pacing_sleeps_never_block_the_loop(tmp_path, monkeypatch):
+    """Observable facts instead of tick rates: launches held for the compute share are seen held
+    by this test's coroutine (the hold is a timer on the loop, so the loop runs meanwhile), the
+    post-step pauses add up to real paused time, and nothing sleeps on the loop's thread."""
     path = tmp_path / "job.json"
     write_config(path, perfControl=10)
     g, t = _model()
-    ticks = 0
+    loop_thread = threading.get_ident()
+    real_sleep = time.sleep
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0.005)
+    def sleep(seconds: float) -> None:
+        assert threading.get_ident() != loop_thread, "time.sleep on the event loop's thread"
+        real_sleep(seconds)
 
     async with ac.Session(g, config=_config(path)) as sess:
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
-        task = asyncio.ensure_future(ticker())
-        started = time.perf_counter()
-        for _ in range(3):
-            await sess.run(t["out"], t["feed"])
-        elapsed = time.perf_counter() - started
-        task.cancel()
-    assert ticks >= 0.5 * elapsed / 0.005
+        monkeypatch.setattr(time, "sleep", sleep)
+        stop = False
+
+        async def steps() -> int:
+            n = 0
+            while not stop or n < 3:
+                assert await sess.run(t["out"], t["feed"]) == pytest.approx(256 * 256 * 0.5**4)
+                n += 1
+            return n
+
+        job = asyncio.ensure_future(steps())
+        try:
+            held = await until_async(lambda: _holding(sess), "a GPU launch held for the compute share")
+        finally:
+            stop = True
+        assert held.queued >= 1  # the held launch waits in the queue while this coroutine runs
+        await job
+        stats = sess.resource_manager.stats()
+        share = (await sess.resource_manager.share_stats())[0]
+    assert share.held_s > 0.0 and stats.paused_s > 0.0, (share, stats)
+
+
+async def _holding(sess: ac.Session):
+    stats = await worker_statistics(sess, "/gpu:0")
+    return stats if stats.holding else None
 
 
 async def test_the_status_file_reports_the_allocator_figures_of_the_job(tmp_path):
