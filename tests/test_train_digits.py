@@ -56,6 +56,7 @@ def test_smoke_few_steps_learn(train_digits: ModuleType) -> None:
     assert "loss" in lines[-1] and "batch acc" in lines[-1] and "steps/s" in lines[-1]
 
 
+@pytest.mark.slow
 def test_layers_on_simulated_gpus_train_exactly_like_the_cpu_run(train_digits: ModuleType) -> None:
     cpu, _ = _train(train_digits, "--steps", "40", "--seed", "2")
     gpus, out = _train(train_digits, "--steps", "40", "--seed", "2", "--devices", "/gpu:0,/gpu:1,/cpu:0")
@@ -97,6 +98,7 @@ def test_exit_status_1_below_target(train_digits: ModuleType, capsys: pytest.Cap
     assert "below the target 0.95" in captured.err
 
 
+@pytest.mark.slow
 @pytest.mark.slow
 def test_default_configuration_reaches_95_percent(
     train_digits: ModuleType, capsys: pytest.CaptureFixture[str],

@@ -185,6 +185,7 @@ def _slow_graph(graph: ac.Graph, n: int = 6, size: int = 600) -> ac.Tensor:
         return ac.reduce_sum(x)
 
 
+@pytest.mark.slow
 async def test_a_step_over_its_deadline_raises_deadline_exceeded_and_the_session_stays_usable(graph):
     out = _slow_graph(graph, n=40)
     feed = np.ones((600, 600), np.float32)
@@ -194,6 +195,7 @@ async def test_a_step_over_its_deadline_raises_deadline_exceeded_and_the_session
         assert await sess.run(out, {"x:0": feed}) == pytest.approx(600 * 600)
 
 
+@pytest.mark.slow
 async def test_close_cancels_runs_in_flight_and_frees_their_state(graph):
     out = _slow_graph(graph, n=40)
     sess = ac.Session(graph)
@@ -215,6 +217,7 @@ async def test_close_cancels_runs_in_flight_and_frees_their_state(graph):
         await sess.run(out, feed)
 
 
+@pytest.mark.slow
 async def test_cancelling_the_callers_task_aborts_the_step_and_keeps_the_session_usable(graph):
     out = _slow_graph(graph, n=40)
     feed = {"x:0": np.ones((600, 600), np.float32)}

@@ -99,6 +99,7 @@ def test_py_func_runs_on_a_worker_thread_with_declared_dtypes():
     assert seen["thread"].name != "antcolony-blocking-sessions"  # nor the blocking sessions' loop thread
 
 
+@pytest.mark.slow
 def test_py_func_does_not_block_the_event_loop():
     """A slow py_func and a cheap op in two concurrent runs: the cheap one returns first."""
     import antcolony as ac

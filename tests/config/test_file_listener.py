@@ -447,6 +447,7 @@ async def test_a_directory_or_an_oversized_file_at_the_path_is_reported_not_rais
 # -- subscribers and the event loop ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_callbacks_run_outside_the_listener_turn_and_polls_never_block_the_loop(
     runtime: Runtime, cfg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

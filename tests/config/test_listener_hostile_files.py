@@ -45,6 +45,7 @@ async def _max_loop_gap_while(awaitable: object) -> tuple[object, float]:
     return result, max(b - a for a, b in itertools.pairwise(ticks))
 
 
+@pytest.mark.slow
 async def test_a_config_with_65536_unknown_keys_is_applied_without_freezing_the_loop(
     runtime: Runtime, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -122,6 +123,7 @@ _SWAP_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_config_swapped_for_a_fifo_never_hangs_a_thread_or_the_exit(tmp_path: Path) -> None:
     regular = tmp_path / "regular.json"
     regular.write_text('{"perfControl": 50}')

@@ -9,12 +9,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from antcolony.config.resource_config import parse_resource_config_bytes
 from antcolony.config.status_file import GPU_USAGE_FIELDS, load_status, parse_status
 from antcolony.errors import AntColonyError
+
+# Hundreds of fuzzed documents per parser (about a second each): slow.
+pytestmark = pytest.mark.slow
 
 MAX_CPU_SECONDS = 0.1
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -165,6 +165,7 @@ class _Reader(threading.Thread):
             self.reads += 1
 
 
+@pytest.mark.slow
 async def test_a_concurrent_reader_never_sees_a_torn_status_file(tmp_path: Path) -> None:
     path = tmp_path / "status.json"
     await write_status_atomic(path, _large_status(0))

@@ -310,6 +310,7 @@ def test_as_graph_def_from_version_exports_only_newer_ops() -> None:
     assert [n["name"] for n in g.as_graph_def(from_version=version).node] == ["new"]
 
 
+@pytest.mark.slow
 def test_a_chain_of_ten_thousand_nodes_exports_and_imports_in_any_node_order() -> None:
     g = ac.Graph()
     with g.as_default():

@@ -168,6 +168,7 @@ def test_a_trigger_that_would_close_a_cycle_is_dropped_before_the_graph_changes(
     assert [(op.name, _names(op.inputs)) for op in g.get_operations()] == before
 
 
+@pytest.mark.slow
 def test_the_pass_walks_a_deep_chain_without_recursion():
     g = ac.Graph()
     with g.as_default():
@@ -301,6 +302,7 @@ def _deep(blocks: int, batch: int, width: int) -> tuple[ac.Graph, dict]:
     return g, {"x": x, "loss": loss, "train": train, "init": init}
 
 
+@pytest.mark.slow
 async def test_recomputation_clearly_lowers_the_peak_device_memory_of_a_deep_model_at_equal_loss():
     xb = np.random.default_rng(2).standard_normal((128, 64)).astype(np.float32)
     peaks, losses = {}, {}
@@ -318,6 +320,7 @@ async def test_recomputation_clearly_lowers_the_peak_device_memory_of_a_deep_mod
     assert peaks["heuristics"] < 0.6 * peaks["off"], peaks
 
 
+@pytest.mark.slow
 def test_the_benchmark_prints_peak_memory_and_step_time_for_both_modes():
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench_recompute.py"), "--blocks", "12", "--batch", "32",

@@ -178,6 +178,7 @@ async def _busy_fraction(sess: ac.Session, t: dict, steps: int) -> tuple[float, 
     return _union(kernels) / (last - start), times
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["chain", "wide"])
 async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_path, shape):
     path = tmp_path / "job.json"
@@ -267,6 +268,7 @@ async def test_close_ends_a_suspended_job_promptly(tmp_path):
     assert time.perf_counter() - started < 1.0
 
 
+@pytest.mark.slow
 async def test_pacing_sleeps_never_block_the_loop(tmp_path, monkeypatch):
     """Observable facts instead of tick rates: launches held for the compute share are seen held
     by this test's coroutine (the hold is a timer on the loop, so the loop runs meanwhile), the

@@ -286,6 +286,7 @@ async def test_devicememusednvidia_is_minus_one_without_nvml_and_nvmls_figure_wi
     assert fake.inits == 1 and BUS in fake.lookups  # looked up by the full bus id
 
 
+@pytest.mark.slow
 async def test_a_torn_status_file_is_never_seen_by_a_concurrent_reader(path: Path, clock: FakeClock) -> None:
     ref = start(path, clock)
     for graph in range(300):  # a file of some size, so a torn read would be likely
@@ -337,6 +338,7 @@ async def test_a_failing_write_is_logged_and_retried_at_the_next_check_while_the
     assert (await on_disk(target))["gpuUsageInfo"][KEY]["deviceMemUsedMax"] == 9000  # failed window kept
 
 
+@pytest.mark.slow
 async def test_the_dumper_never_blocks_the_loop_and_writes_one_at_a_time(
     path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
