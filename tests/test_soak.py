@@ -10,9 +10,6 @@ import sys
 
 import pytest
 
-# A ten-second soak: slow.
-pytestmark = pytest.mark.slow
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KINDS = {"kernel_error", "cancel", "close", "config", "timeout"}
 

@@ -99,7 +99,6 @@ def test_exit_status_1_below_target(train_digits: ModuleType, capsys: pytest.Cap
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 def test_default_configuration_reaches_95_percent(
     train_digits: ModuleType, capsys: pytest.CaptureFixture[str],
 ) -> None:
