@@ -69,7 +69,7 @@ def assert_same_structure(g1: ac.Graph, g2: ac.Graph, prefix: str = "") -> None:
         assert a.device == b.device
         assert [prefix + t.name for t in a.inputs] == [t.name for t in b.inputs]
         assert [prefix + c.name for c in a.control_inputs] == [c.name for c in b.control_inputs]
-        assert [(t.dtype, t._shape) for t in a.outputs] == [(t.dtype, t._shape) for t in b.outputs]
+        assert [(t.dtype, t.shape.dims) for t in a.outputs] == [(t.dtype, t.shape.dims) for t in b.outputs]
         assert a.attrs.keys() == b.attrs.keys(), a.name
         for key in a.attrs:
             if key == "shared_name" and prefix:
