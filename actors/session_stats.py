@@ -63,6 +63,7 @@ async def worker_statistics(session: Session, device: str = "/cpu:0") -> WorkerS
     except ValueError:
         resolved = None
     if resolved is None:
-        raise InvalidArgumentError(None, None, f"no device {device!r}; this session has "
-                                   f"{[d.name for d in devices.devices]}")
+        raise InvalidArgumentError(
+            None, None, f"no device {device!r}; this session has {[d.name for d in devices.devices]}"
+        )
     return await devices.worker_for(resolved).ask(GetWorkerStatistics())

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 DEADLINE_S = 10.0
 
 
-async def until(condition: Callable[[], Any], what: str = "the condition", timeout: float = DEADLINE_S) -> Any:
+async def until(
+    condition: Callable[[], Any], what: str = "the condition", timeout: float = DEADLINE_S
+) -> Any:
     """Yield to the loop until ``condition()`` is truthy; return its value. Fails after ``timeout``."""
     deadline = time.monotonic() + timeout
     while not (value := condition()):
@@ -23,8 +26,9 @@ async def until(condition: Callable[[], Any], what: str = "the condition", timeo
     return value
 
 
-async def until_async(condition: Callable[[], Awaitable[Any]], what: str = "the condition",
-                      timeout: float = DEADLINE_S) -> Any:
+async def until_async(
+    condition: Callable[[], Awaitable[Any]], what: str = "the condition", timeout: float = DEADLINE_S
+) -> Any:
     """As ``until``, for a condition that must be awaited (an ask to an actor)."""
     deadline = time.monotonic() + timeout
     while not (value := await condition()):

@@ -28,9 +28,8 @@ _affine = st.tuples(st.just("affine"), _coef, _shift)
 
 def _statements(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     block = st.lists(inner, min_size=1, max_size=3)
-    return (
-        st.tuples(st.just("cond"), _shift, block, block)
-        | st.tuples(st.just("loop"), st.integers(0, 3), block)
+    return st.tuples(st.just("cond"), _shift, block, block) | st.tuples(
+        st.just("loop"), st.integers(0, 3), block
     )
 
 
@@ -63,7 +62,9 @@ def _graph_statement(stmt: tuple[Any, ...], x: ac.Tensor) -> ac.Tensor:
         _, t, then, other = stmt
         return ac.cond(x > t, lambda: _graph_block(then, x), lambda: _graph_block(other, x))
     _, n, body = stmt
-    _, out = ac.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, _graph_block(body, v)), [ac.constant(0), x])
+    _, out = ac.while_loop(
+        lambda i, v: i < n, lambda i, v: (i + 1, _graph_block(body, v)), [ac.constant(0), x]
+    )
     return out
 
 
@@ -76,15 +77,20 @@ def runner() -> Iterator[asyncio.Runner]:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(program=programs, trips=st.lists(st.integers(0, 4), min_size=1, max_size=3),
-       x0=st.sampled_from([-3.0, -0.5, 0.0, 0.25, 1.0, 2.5]), device=st.sampled_from(["/cpu:0", "/gpu:0"]))
+@given(
+    program=programs,
+    trips=st.lists(st.integers(0, 4), min_size=1, max_size=3),
+    x0=st.sampled_from([-3.0, -0.5, 0.0, 0.25, 1.0, 2.5]),
+    device=st.sampled_from(["/cpu:0", "/gpu:0"]),
+)
 def test_random_loops_and_conds_match_python(runner, program, trips, x0, device):
     g = ac.Graph()
     with g.as_default(), ac.device(device):
         n = ac.placeholder(ac.int32, [], name="n")
         x = ac.placeholder(ac.float64, [], name="x")
-        _, result = ac.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, _graph_block(program, v)),
-                                  [ac.constant(0), x])
+        _, result = ac.while_loop(
+            lambda i, v: i < n, lambda i, v: (i + 1, _graph_block(program, v)), [ac.constant(0), x]
+        )
 
     def expected(trip: int) -> float:
         v = x0

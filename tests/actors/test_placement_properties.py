@@ -36,13 +36,20 @@ _UNARY = {
 _OPS = {**_BINARY, **_UNARY}
 
 nodes = st.lists(
-    st.tuples(st.sampled_from(sorted(_OPS)), st.integers(0, 10_000), st.integers(0, 10_000),
-              st.sampled_from(DEVICES)),
-    min_size=1, max_size=25,
+    st.tuples(
+        st.sampled_from(sorted(_OPS)),
+        st.integers(0, 10_000),
+        st.integers(0, 10_000),
+        st.sampled_from(DEVICES),
+    ),
+    min_size=1,
+    max_size=25,
 )
 
 
-def _build(spec: list[tuple[str, int, int, str]], inputs: int, input_devices: list[str]) -> tuple[ac.Graph, list, list]:
+def _build(
+    spec: list[tuple[str, int, int, str]], inputs: int, input_devices: list[str]
+) -> tuple[ac.Graph, list, list]:
     g = ac.Graph()
     with g.as_default():
         out = []
@@ -77,26 +84,37 @@ def runner() -> Iterator[asyncio.Runner]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(spec=nodes, input_devices=st.lists(st.sampled_from(DEVICES), min_size=2, max_size=2),
-       fetch_mask=st.integers(1, 2**30), data=st.data())
+@given(
+    spec=nodes,
+    input_devices=st.lists(st.sampled_from(DEVICES), min_size=2, max_size=2),
+    fetch_mask=st.integers(1, 2**30),
+    data=st.data(),
+)
 def test_random_placements_match_numpy_for_every_fetched_node(runner, spec, input_devices, fetch_mask, data):
     inputs = 2
     g, placeholders, out = _build(spec, inputs, input_devices)
     fetch_ids = [i for i in range(len(out)) if fetch_mask >> (i % 30) & 1] or [len(out) - 1]
     elements = st.floats(-2, 2, allow_nan=False, width=64)
     feeds = [
-        [np.array(data.draw(st.lists(elements, min_size=9, max_size=9))).reshape(SHAPE) for _ in range(inputs)]
+        [
+            np.array(data.draw(st.lists(elements, min_size=9, max_size=9))).reshape(SHAPE)
+            for _ in range(inputs)
+        ]
         for _ in range(2)
     ]
 
     async def run_all() -> tuple[list, set[str]]:
         async with ac.Session(g, config=SIM2) as sess:
             meta = ac.RunMetadata()
-            traced = await sess.run([out[i] for i in fetch_ids], dict(zip(placeholders, feeds[0])),
-                                    options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=meta)
-            concurrent = await asyncio.gather(*(
-                sess.run([out[i] for i in fetch_ids], dict(zip(placeholders, f))) for f in feeds
-            ))
+            traced = await sess.run(
+                [out[i] for i in fetch_ids],
+                dict(zip(placeholders, feeds[0])),
+                options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
+                run_metadata=meta,
+            )
+            concurrent = await asyncio.gather(
+                *(sess.run([out[i] for i in fetch_ids], dict(zip(placeholders, f))) for f in feeds)
+            )
         return [traced, *concurrent], {s.device for s in meta.step_stats}
 
     results, devices_used = runner.run(run_all())

@@ -26,7 +26,12 @@ async def test_session_statistics_count_executors_runs_and_plans_and_are_frozen(
         z = y + 1.0
     async with ac.Session(g, config=SIM1) as sess:
         empty = sess.statistics()
-        assert (empty.executors, empty.executor_actors, empty.runs_in_flight, empty.closed) == (0, 0, 0, False)
+        assert (empty.executors, empty.executor_actors, empty.runs_in_flight, empty.closed) == (
+            0,
+            0,
+            0,
+            False,
+        )
         assert await sess.run(z, {x: 1.0}) == 3.0
         assert await sess.run(z, {x: 2.0}) == 5.0
         stats = sess.statistics()
@@ -81,6 +86,7 @@ async def test_cpu_worker_statistics_show_a_running_kernel_and_the_ones_queued_b
     started = threading.Event()
     g = ac.Graph()
     with g.as_default():
+
         def slow() -> np.float32:
             started.set()
             gate.wait(10)

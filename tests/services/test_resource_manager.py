@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import antcolony as ac
-from antcolony.cli_config import format_status_table
-from antcolony.config.status_file import parse_status
 from antcolony.actors.session_stats import worker_statistics
+from antcolony.cli_config import format_status_table
 from antcolony.config.file_listener import GetStats
+from antcolony.config.status_file import parse_status
 from tests.waiting import until, until_async
 
 MiB = 1 << 20
@@ -100,7 +100,7 @@ async def test_invalid_perf_control_is_rejected_and_the_last_good_config_kept(tm
             write_config(path, gpuConfigInfo={BUS: {"maxDeviceMem": 32 * MiB}}, perfControl=bad)
             await sess.resource_manager.refresh()
             # the listener has read this version and refused it (not merely not looked yet)
-            await until_async(lambda: _rejected(sess, rejected), "the bad config rejected")
+            await until_async(lambda n=rejected: _rejected(sess, n), "the bad config rejected")
             await sess.run(t["out"], t["feed"])
             assert sess.memory_stats("/gpu:0").bytes_limit == 128 * MiB
             assert sess.resource_manager.perf_control == 100
