@@ -216,16 +216,19 @@ async def test_pacing_holds_launches_and_the_device_is_busy_at_most_its_share(tm
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
         before = (await sess.resource_manager.share_stats())[0]
+        steps = 6
         start = time.perf_counter()
-        for _ in range(4):
+        for _ in range(steps):
             await sess.run(t["out"], t["feed"])
         wall = time.perf_counter() - start
         after = (await sess.resource_manager.share_stats())[0]
     busy, held = after.busy_s - before.busy_s, after.held_s - before.held_s
     assert after.percent == 20 and busy > 0.0 and held > 0.0, (before, after)
-    # each busy period owes four times its length in idle time, paid before the step returns
-    # (held launches, the post-step pause); a new share may start with up to 10 ms of credit
-    assert busy <= 0.2 * wall + 0.01 + 0.02 * wall, (busy, held, wall)
+    # each busy period owes four times its length in idle time, paid by held launches and
+    # post-step pauses; the pacer may carry up to half a mean step's idle time past the last
+    # step (smoothing step times), and a new share may start with up to 10 ms of credit
+    carried = 0.5 * 0.8 * wall / steps
+    assert busy <= 0.2 * (wall + carried) + 0.02 * wall + 0.01, (busy, held, wall)
 
 
 async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(tmp_path):
