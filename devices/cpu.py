@@ -57,7 +57,7 @@ class CpuWorker(Actor):
             self.running -= 1
         elif type(msg) is GetWorkerStatistics:
             return WorkerStatistics("/device:CPU:0", len(self.queue), self.running + self.priority_running,
-                                    self.completed)
+                                    self.completed, False, self.ref.mailbox_size)
         self._dispatch()
         return None
 

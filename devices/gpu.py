@@ -68,7 +68,7 @@ class GpuWorker(Actor):
             queued = len(self.queues["compute"]) + len(self.queues["copy"])
             idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
             return WorkerStatistics(f"/device:GPU:{self.index}", queued, len(self.streams) - idle, self.completed,
-                                    self._wake is not None)
+                                    self._wake is not None, self.ref.mailbox_size)
         return None
 
     def _dispatch(self, kind: str) -> None:

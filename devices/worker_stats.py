@@ -17,7 +17,8 @@ class WorkerStatistics:
     ``queued``: launches received but not yet handed to a thread or stream (waiting for a free
     one, or, on a GPU, held for its compute share); ``in_flight``: handed over, not yet
     completed; ``completed``: completions posted back; ``holding``: a GPU's compute launches are
-    held on the loop's timer right now (AntMan's idle slot; always False on a CPU).
+    held on the loop's timer right now (AntMan's idle slot; always False on a CPU);
+    ``mailbox_size``: messages waiting behind the ask that read these figures.
     """
 
     device: str
@@ -25,3 +26,4 @@ class WorkerStatistics:
     in_flight: int
     completed: int
     holding: bool = False
+    mailbox_size: int = 0

@@ -11,7 +11,11 @@ import pytest
 
 import antcolony as ac
 import antcolony.compat.v1 as tf
+from antcolony.actors.runtime import get_runtime
 from antcolony.actors.session_stats import worker_statistics
+from antcolony.devices.backends.sim import SimBackend
+from antcolony.devices.gpu import GpuWorker
+from antcolony.devices.worker_stats import GetWorkerStatistics
 from tests.waiting import until, until_async
 
 SIM1 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1)
@@ -110,3 +114,13 @@ async def _with_in_flight(sess: ac.Session, n: int | None = None):
     stats = await worker_statistics(sess, "/cpu:0")
     ok = stats.in_flight >= 1 if n is None else stats.in_flight == n
     return stats if ok else None
+
+
+async def test_worker_statistics_count_the_messages_waiting_behind_the_ask():
+    worker = get_runtime().spawn(GpuWorker, SimBackend(1, 1 << 30), 0, 1, 1)
+    reply = worker.ask(GetWorkerStatistics())
+    for _ in range(3):  # sent after the ask: still in the mailbox when it is answered
+        worker.tell(GetWorkerStatistics())
+    stats = await reply
+    assert (stats.mailbox_size, stats.queued, stats.in_flight, stats.completed) == (3, 0, 0, 0)
+    assert (await worker.ask(GetWorkerStatistics())).mailbox_size == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 
@@ -15,6 +16,7 @@ from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker
+from antcolony.devices.kernels.registry import KERNELS
 from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
 from antcolony.actors.session_stats import worker_statistics
 from tests.waiting import until, until_async
@@ -121,9 +123,33 @@ async def test_variables_colocate_their_reads_and_writes_with_the_variable():
 async def test_copies_and_compute_overlap_on_the_simulated_gpu(monkeypatch):
     """A host-to-GPU copy runs on the copy stream while the GPU computes what does not need it.
 
-    Deterministic: the traced step's 16 MiB copy is held on its stream until the worker reports
-    that every kernel not waiting for it has completed (if copies and compute shared a stream,
-    that never happens); the trace then shows the copy's interval covering the matmuls."""
+    Deterministic: in the traced step each GPU matmul starts only once the 16 MiB copy has
+    started, and the copy is held on its stream until the worker reports that every kernel not
+    waiting for it has completed (if copies and compute shared a stream, that never happens); the
+    trace then shows every matmul overlapping the copy."""
+    armed, copying, release = threading.Event(), threading.Event(), threading.Event()
+    to_device = SimBackend.to_device
+
+    def held_copy(self, index, value):
+        if armed.is_set() and getattr(value, "nbytes", 0) > 1 << 20:
+            copying.set()
+            release.wait(10)
+        return to_device(self, index, value)
+
+    matmul = KERNELS["MatMul"]["GPU"]
+
+    def after_the_copy_started(ctx):
+        compute = matmul.factory(ctx)
+
+        def run(*args):
+            if armed.is_set():
+                copying.wait(10)
+            return compute(*args)
+
+        return run
+
+    monkeypatch.setattr(SimBackend, "to_device", held_copy)
+    monkeypatch.setitem(KERNELS["MatMul"], "GPU", dataclasses.replace(matmul, factory=after_the_copy_started))
     g = ac.Graph()
     n = 700
     with g.as_default():
@@ -137,16 +163,6 @@ async def test_copies_and_compute_overlap_on_the_simulated_gpu(monkeypatch):
             b = ac.reduce_sum(big)
         init = m.initializer
     feed = {big: np.ones((2048, 2048), np.float32)}
-    armed, copying, release = threading.Event(), threading.Event(), threading.Event()
-    to_device = SimBackend.to_device
-
-    def held_copy(self, index, value):
-        if armed.is_set() and getattr(value, "nbytes", 0) > 1 << 20:
-            copying.set()
-            release.wait(10)
-        return to_device(self, index, value)
-
-    monkeypatch.setattr(SimBackend, "to_device", held_copy)
     async with ac.Session(g, config=SIM2) as sess:
         await sess.run(init)
         warm = ac.RunMetadata()
@@ -159,15 +175,20 @@ async def test_copies_and_compute_overlap_on_the_simulated_gpu(monkeypatch):
         try:
             step = asyncio.ensure_future(sess.run([a, b], feed, options=FULL, run_metadata=meta))
             await until(copying.is_set, "the big copy on its stream")
-            await until_async(lambda: _completed(sess, after.completed + independent),
-                              "the kernels that do not need the copy completed while it ran")
+            await until_async(
+                lambda: _completed(sess, after.completed + independent),
+                "the kernels that do not need the copy completed while it ran",
+            )
         finally:
+            copying.set()
             release.set()
         await step
     copies = [s for s in meta.step_stats if "/copy" in s.worker and s.output_bytes > 1 << 20]
     compute = [s for s in meta.step_stats if "/compute" in s.worker and s.op_type == "MatMul"]
     assert len(copies) == 1 and len(compute) == 6
-    assert all(copies[0].start_us <= k.start_us and k.end_us <= copies[0].end_us for k in compute)
+    # each matmul ends after the copy began (it waited for that) and before the copy ended (the
+    # copy waited for it): every one overlaps the copy
+    assert all(copies[0].start_us < k.end_us < copies[0].end_us for k in compute)
 
 
 async def _completed(sess: ac.Session, n: int) -> bool:
