@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 import antcolony as ac
-from antcolony.actors.messages import Completed, Launch
 from antcolony.actors.actor import Actor
+from antcolony.actors.messages import Completed, Launch
 from antcolony.actors.runtime import get_runtime
+from antcolony.actors.session_stats import worker_statistics
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker
 from antcolony.devices.kernels.registry import KERNELS
 from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
-from antcolony.actors.session_stats import worker_statistics
 from tests.waiting import until, until_async
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
