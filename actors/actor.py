@@ -113,7 +113,10 @@ class _Cell:
         self.parent = parent
         self.children: dict[str, _Cell] = {}
         self.factory: tuple[Any, ...] | None = factory
-        self.instance: Actor | None = None
+        # Typed as always set, which holds whenever it is read: start_instance sets it before any
+        # message is handled, and terminate clears it only once the actor is dead. Hot paths
+        # (drain) read it with no None check.
+        self.instance: Actor = None  # type: ignore[assignment]
         self.mailbox: deque[Any] = deque()
         self.batch: int = max(1, int(factory[0].mailbox_batch))
         self.call_soon = runtime.schedule_drain
@@ -127,6 +130,7 @@ class _Cell:
 
     def start_instance(self) -> None:
         """Build a fresh instance from the factory and run its ``on_start`` (may raise)."""
+        assert self.factory is not None, f"actor {self.name} restarted after it was stopped"
         cls, args, kwargs = self.factory
         instance = cls(*args, **kwargs)
         instance.ref = self.ref
@@ -266,7 +270,9 @@ class _Cell:
                 self.instance.on_stop()
             except Exception:
                 logger.exception("on_stop of %s raised; the stop continues", self.name)
-        self.instance = self.factory = None  # a dead actor's ref must not keep its state alive
+        # A dead actor's ref must not keep its state alive.
+        self.instance = None  # type: ignore[assignment]
+        self.factory = None
         dead: list[Any] = []
         mailbox = self.mailbox
         while mailbox:

@@ -13,7 +13,8 @@ import concurrent.futures
 import logging
 import os
 import threading
-from typing import Any, Callable, Coroutine, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from antcolony.errors import BlockingCallInEventLoopError
 

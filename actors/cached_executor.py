@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from antcolony.actors.planner import ExecutorPlan
@@ -32,5 +33,4 @@ class CachedExecutor:
         """Drop the constants bound on devices (stopped executors may still be referenced: by a
         FetchPlan in a make_callable closure, by the frames of an error a caller keeps)."""
         for plan in self.plans:
-            for spec in plan.specs:
-                spec.bound_inputs.clear()
+            plan.specs = [replace(spec, bound_inputs=()) for spec in plan.specs]

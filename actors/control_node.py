@@ -23,16 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.actors.frames import DEAD, frame_for, release, release_iteration, release_step
-from antcolony.actors.node import NodeActor
+from antcolony.actors.frames import DEAD, frame_for
+from antcolony.actors.node import DeadAwareNode, NodeSpec
+from antcolony.actors.step import finished, in_flight, sent
 
 
-class ControlFlowNode(NodeActor):
+class ControlFlowNode(DeadAwareNode):
     """A node whose ``spec.role`` names a control-flow primitive."""
 
-    def on_start(self) -> None:
-        super().on_start()
-        self.role = self.spec.role
+    def __init__(self, spec: NodeSpec) -> None:
+        super().__init__(spec)
+        assert spec.role is not None  # node_class picks this class for control-flow roles only
+        self.role: str = spec.role
         attrs = self.spec.role_attrs
         self.loop_merge = bool(attrs.get("loop_merge"))
         # Data inputs bound into the node (constants) never arrive as messages: a Merge counts only
@@ -41,7 +43,7 @@ class ControlFlowNode(NodeActor):
         self.n_data = int(attrs.get("n_data", 1)) - len(bound)
         self.bound_live = (bound[0][1], np.int32(bound[0][0])) if bound else None
         # every incoming edge that is not a data input is a control input
-        self.n_control = max(self.expected - self.n_data, 0) if self.role == "Merge" else 0
+        self.n_control = max(spec.expected - self.n_data, 0) if self.role == "Merge" else 0
         self.handlers = {
             "Switch": self._switch, "LoopCond": self._identity, "Enter": self._enter,
             "Exit": self._exit, "NextIteration": self._next_iteration, "ControlTrigger": self._trigger,
@@ -53,7 +55,7 @@ class ControlFlowNode(NodeActor):
             return
         tag, slot, value = msg
         if tag.aborted:
-            self.pending.pop(tag, None)
+            self.partial.pop(tag, None)
             return
         if self.role == "Merge":
             self._merge(tag, slot, value)
@@ -61,7 +63,7 @@ class ControlFlowNode(NodeActor):
         gathered = self._gather(tag, slot, value)
         if gathered is not None:
             self.handlers[self.role](tag, *gathered)
-            release(tag)
+            finished(tag)
 
     # -- roles ---------------------------------------------------------------------------------
     def _switch(self, tag: Any, args: list[Any], dead: bool) -> None:
@@ -87,12 +89,12 @@ class ControlFlowNode(NodeActor):
                     self._emit(tag, (DEAD, DEAD))
                 else:
                     self._emit(tag, (value, np.int32(slot)))
-            release(tag)
+            finished(tag)
             return
         # [data inputs arrived, control inputs arrived, first live (value, index) or None, fired]
-        state = self.pending.get(tag)
+        state = self.partial.get(tag)
         if state is None:
-            state = self.pending[tag] = [0, 0, self.bound_live, False]
+            state = self.partial[tag] = [0, 0, self.bound_live, False]
         if slot < 0:
             state[1] += 1
         else:
@@ -107,8 +109,8 @@ class ControlFlowNode(NodeActor):
                 state[3] = True
                 self._emit(tag, (DEAD, DEAD))
         if state[0] == self.n_data and state[1] == self.n_control:
-            del self.pending[tag]
-        release(tag)
+            del self.partial[tag]
+        finished(tag)
 
     def _enter(self, tag: Any, args: list[Any], dead: bool) -> None:
         attrs = self.spec.role_attrs
@@ -117,14 +119,14 @@ class ControlFlowNode(NodeActor):
         )
         value = DEAD if dead else args[0]
         if attrs["is_constant"]:
-            frame.add_constant(self.spec.out_edges, value)
+            frame.add_constant(self.out_edges, value)
             first = frame.iterations.get(0)
-            if first is not None and not first.pending:
+            if first is not None and not in_flight(first):
                 frame.iteration_idle(first)
         else:
             first = frame.iteration(0)
             self._emit(first, value)
-            release_iteration(first)  # the unit iteration 0 held for this loop variable
+            finished(first)  # the unit iteration 0 held for this loop variable
 
     def _exit(self, tag: Any, args: list[Any], dead: bool) -> None:
         if dead and not getattr(tag, "dead", False):
@@ -141,10 +143,10 @@ class ControlFlowNode(NodeActor):
         # parallel_iterations reached: the value waits in the frame. The step keeps a unit for
         # it, but this iteration does not, so it can finish and let the next one start.
         step = tag.step
-        step.pending += 1
+        sent(step, 1)
 
         def start() -> None:
             self._emit(frame.iteration(nxt), value)
-            release_step(step)
+            finished(step)
 
         frame.defer(nxt, start)

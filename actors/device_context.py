@@ -20,7 +20,8 @@ def _device_type(device: str) -> str:
 
 
 class SessionDevices:
-    """Implements ``planner.DeviceContext`` over a DeviceSet for one session's resources."""
+    """Implements ``planner.PlacementContext`` and ``planner.ResourceContext`` over a DeviceSet
+    for one session's resources."""
 
     def __init__(self, devices: DeviceSet, resources: Any, config: SessionConfig) -> None:
         self.devices = devices
@@ -55,7 +56,7 @@ class SessionDevices:
             return compute, kd.expensive, kd.blocking
         except OpError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a factory rejecting attrs names the node
+        except Exception as exc:
             raise as_op_error(exc, op) from exc
 
     def engine_access(self, op: Operation, device: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None:

@@ -3,9 +3,10 @@
 An actor owning one node actor per node of its partition. Each ``session.run`` tells the
 StepState itself to every partition's executor: each sends its feeds and start tokens, node
 actors pass ``Input`` messages along the edges and values across partitions through the step's
-rendezvous, fetch producers report ``Done`` to the host partition's executor (the coordinator),
-and the step completes when its count of unhandled messages reaches zero (frames.py). A failure
-in any partition aborts the step in all of them.
+rendezvous, fetch producers report ``Fetched`` to the host partition's executor (the
+coordinator), and the step completes when nothing of it is in flight any more (step.py counts;
+the coordinator hears ``StepDrained`` or a ``Fetched`` marked last). A failure in any partition
+aborts the step in all of them.
 """
 
 from __future__ import annotations
@@ -14,11 +15,20 @@ import logging
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.frames import DEAD, Idle, release_step
-from antcolony.actors.messages import CONTROL, AbortStep, Done, Failed
-from antcolony.actors.node import NodeActor, RecvNode
+from antcolony.actors.frames import DEAD
+from antcolony.actors.messages import (
+    CONTROL,
+    AbortStep,
+    Fetched,
+    ForgetStep,
+    NodeFailed,
+    StepCompleted,
+    StepDrained,
+    Wire,
+)
+from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
-from antcolony.actors.step import UNSET, StepState
+from antcolony.actors.step import UNSET, StepState, finished, sent
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
 
@@ -26,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 
 class ExecutorActor(Actor):
-    """Receives a StepState (start it) / Done / Idle / Failed / AbortStep for the steps of one partition."""
+    """Receives a StepState (start it), Fetched, StepDrained, NodeFailed, AbortStep and
+    StepCompleted for the steps of one partition."""
 
     def __init__(self, plan: ExecutorPlan) -> None:
         self.plan = plan
@@ -37,28 +48,23 @@ class ExecutorActor(Actor):
 
     def on_start(self) -> None:
         plan = self.plan
-        for spec in plan.specs:
-            spec.executor = self.ref
-        self.nodes = [
-            self.spawn(_node_class(spec), spec, name=f"node:{spec.op.name}")
-            for spec in plan.specs
-        ]
-        for spec in plan.specs:
-            spec.out_edges = [(i, self.nodes[dst], slot) for i, dst, slot in spec.out_edges]
+        self.nodes = [self.spawn(node_class(spec), spec, name=f"node:{spec.op.name}") for spec in plan.specs]
+        for spec, ref in zip(plan.specs, self.nodes):
+            ref.tell(Wire(tuple((i, self.nodes[dst], slot) for i, dst, slot in spec.out_edges), self.ref))
         self.feed_edges = [(self.nodes[n], slot, f) for n, slot, f in plan.feed_edges]
         self.roots = [self.nodes[n] for n in plan.roots]
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
-        if cls is Done:
-            self._on_done(msg)
+        if cls is Fetched:
+            self._on_fetched(msg)
         elif cls is StepState:
             self._start(msg)  # the session tells the step itself to start it
-        elif cls is Idle:
+        elif cls is StepDrained:
             self._complete(msg.step)
-        elif cls is Failed or cls is AbortStep:
+        elif cls is NodeFailed or cls is AbortStep:
             self._abort(msg.step, msg.error)
-        elif cls is _Finished:
+        elif cls is StepCompleted:
             self.active.discard(msg.step)
 
     def _start(self, step: Any) -> None:
@@ -71,14 +77,14 @@ class ExecutorActor(Actor):
             step.fetches_set += 1
         for f, key in self.plan.feed_sends:
             step.rendezvous.send(key, values[f])
-        step.pending += len(self.feed_edges) + len(self.roots)
+        sent(step, len(self.feed_edges) + len(self.roots))
         for ref, slot, f in self.feed_edges:
             ref.tell((step, slot, values[f]))
         for ref in self.roots:
             ref.tell((step, CONTROL, None))
-        release_step(step)  # this partition has started
+        finished(step)  # the unit this partition held until it started the step
 
-    def _on_done(self, msg: Done) -> None:
+    def _on_fetched(self, msg: Fetched) -> None:
         step = msg.step
         if step.aborted:
             return
@@ -89,7 +95,7 @@ class ExecutorActor(Actor):
             fetched[j] = value
             if value is DEAD:
                 step.dead_fetch = True
-        if msg.final:
+        if msg.last:
             self._complete(step)
 
     def _complete(self, step: Any) -> None:
@@ -101,14 +107,14 @@ class ExecutorActor(Actor):
             return
         step.rendezvous.clear()
         if step.frames:
-            clear = AbortStep(step, None)
+            forget = ForgetStep(step)
             for ref in self.nodes:
-                ref.tell(clear)  # drop partial inputs left in loop frames
+                ref.tell(forget)  # drop partial inputs left in loop frames
         for ref in step.executors:
             if ref is self.ref:
                 self.active.discard(step)
             else:
-                ref.tell(_Finished(step))
+                ref.tell(StepCompleted(step))
         if not step.future.done():
             step.future.set_result(step.fetched)
 
@@ -140,25 +146,6 @@ class ExecutorActor(Actor):
         for step in list(self.active):
             step.aborted = True
         self.active.clear()
-
-
-class _Finished:
-    """The step completed: partitions drop it from their active set."""
-
-    __slots__ = ("step",)
-
-    def __init__(self, step: Any) -> None:
-        self.step = step
-
-
-def _node_class(spec: Any) -> type[NodeActor]:
-    if spec.recv_key:
-        return RecvNode
-    if spec.role is not None:
-        from antcolony.actors.control_node import ControlFlowNode
-
-        return ControlFlowNode
-    return NodeActor
 
 
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:

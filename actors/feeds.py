@@ -15,7 +15,7 @@ def convert_feed(t: Tensor, value: Any) -> Any:
     """``value`` as fed to ``t``: same-kind casts allowed; wrong dtype or shape names ``t`` and both."""
     try:
         arr = np.asarray(value)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise InvalidArgumentError(None, t.op, f"Cannot convert the value fed for '{t.name}' to an array: {exc}") from None
     if arr.dtype != t.dtype:
         # Integer to integer (signed or not) is allowed when every value fits, as TF converts feeds.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from antcolony.errors import GraphError, InvalidFetchError
 from antcolony.graph.core import Graph, Operation, Tensor
@@ -27,8 +28,8 @@ def flatten(structure: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
             if _is_namedtuple(x):
                 ntype = type(x)
                 return lambda it: ntype(*[p(it) for p in parts])
-            kind = type(x)
-            return lambda it: kind(p(it) for p in parts)
+            sequence = type(x)
+            return lambda it: sequence(p(it) for p in parts)
         leaves.append(x)
         return lambda it: next(it)
 

@@ -4,15 +4,17 @@ Every ``Input`` message carries a *tag*: the step itself for the root frame, or 
 (one iteration of one instance of a while loop's frame). Node actors key their pending inputs
 by tag, so iterations of a loop, and concurrent steps, proceed independently.
 
-Completion is counted, not inferred: ``step.pending`` is the number of messages sent and not yet
-fully handled (a node holds its message's unit while its kernel runs on a device). The step is
-idle (done) when it drops to zero. An iteration's own count tells when it finished, which
-``parallel_iterations`` and the freeing of iteration state rely on.
+Completion is counted by ``step.py`` (its verbs are the only writers of the counts): every unit
+under an iteration counts in the iteration and in the step. An iteration with no unit left may
+end, which ``parallel_iterations`` and the freeing of iteration state rely on.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from antcolony.actors.step import finished, in_flight, sent
 
 
 class _Dead:
@@ -27,15 +29,6 @@ class _Dead:
 DEAD = _Dead()
 
 
-class Idle:
-    """Told to the step's coordinator when ``step.pending`` reached zero."""
-
-    __slots__ = ("step",)
-
-    def __init__(self, step: Any) -> None:
-        self.step = step
-
-
 class IterTag:
     """One iteration of one frame instance."""
 
@@ -45,7 +38,7 @@ class IterTag:
         self.step = step
         self.frame = frame
         self.iter = iteration
-        self.pending = 0
+        self.pending = 0  # units in flight under this iteration (step.py's verbs)
         self.dead = False  # the loop's Merge was dead here: its Exits pass dead values out
 
     @property
@@ -74,17 +67,14 @@ class FrameState:
         self.parallel = max(1, parallel)
         self.iterations: dict[int, IterTag] = {}
         self.base = 0  # oldest iteration not finished
-        self.constants: list[tuple[list[tuple[int, Any, int]], Any]] = []
+        self.constants: list[tuple[Sequence[tuple[int, Any, int]], Any]] = []
         self.constants_expected = constants_expected
         self.deferred: dict[int, list[Callable[[], None]]] = {}
         self.done = False
         # Iteration 0 holds one unit per loop-variable Enter still to come, so it cannot finish
         # before every loop variable entered; the parent holds one unit while the frame runs.
-        self.iteration(0).pending += enters
-        if parent.__class__ is IterTag:
-            parent.pending += 1
-        else:
-            step.pending += 1
+        sent(self.iteration(0), enters)
+        sent(parent, 1)
 
     def iteration(self, i: int) -> IterTag:
         tag = self.iterations.get(i)
@@ -100,7 +90,7 @@ class FrameState:
     def defer(self, i: int, action: Callable[[], None]) -> None:
         self.deferred.setdefault(i, []).append(action)
 
-    def add_constant(self, edges: list[tuple[int, Any, int]], value: Any) -> None:
+    def add_constant(self, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
         """A loop invariant (Enter with is_constant): delivered to every iteration, present and future."""
         self.constants.append((edges, value))
         for tag in list(self.iterations.values()):
@@ -113,7 +103,7 @@ class FrameState:
             return
         while True:
             oldest = self.iterations.get(self.base)
-            if oldest is None or oldest.pending:
+            if oldest is None or in_flight(oldest):
                 break
             del self.iterations[self.base]
             self.base += 1
@@ -125,11 +115,7 @@ class FrameState:
     def _finish(self) -> None:
         """Every iteration finished: release the unit the parent held for this frame."""
         self.done = True
-        parent = self.parent
-        if parent.__class__ is IterTag:
-            release_iteration(parent)
-        else:
-            release_step(parent)
+        finished(self.parent)
 
 
 def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, enters: int) -> FrameState:
@@ -144,36 +130,10 @@ def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, 
     return frame
 
 
-def send(tag: Any, edges: list[tuple[int, Any, int]], value: Any) -> None:
+def send(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
     """Send ``value`` (one output) along ``edges`` under ``tag``, counting the messages."""
-    n = len(edges)
-    if not n:
+    if not edges:
         return
-    step = tag.step
-    step.pending += n
-    if tag is not step:
-        tag.pending += n
+    sent(tag, len(edges))
     for _, ref, slot in edges:
         ref.tell((tag, slot, value if slot >= 0 else (DEAD if value is DEAD else None)))
-
-
-def release(tag: Any) -> None:
-    """A message under ``tag`` is fully handled (its outputs already sent)."""
-    if tag.__class__ is IterTag:
-        release_iteration(tag)
-        tag = tag.step
-    tag.pending -= 1
-    if tag.pending == 0:
-        tag.coordinator.tell(Idle(tag))
-
-
-def release_iteration(tag: IterTag) -> None:
-    tag.pending -= 1
-    if tag.pending == 0:
-        tag.frame.iteration_idle(tag)
-
-
-def release_step(step: Any) -> None:
-    step.pending -= 1
-    if step.pending == 0:
-        step.coordinator.tell(Idle(step))

@@ -1,6 +1,29 @@
-"""Messages of the executor protocol (node actors, executor actor, device workers).
+"""Messages of the executor protocol (session, executor actors, node actors).
 
-Plain ``__slots__`` classes: these are created once per edge per step, so they must be cheap.
+Plain ``__slots__`` classes: some are created once per node per step, so they must be cheap.
+The device protocol (``Launch``, ``KernelDone``) lives in ``devices/launch.py``.
+
+``Input`` is a plain tuple ``(tag, slot, value)``: a value (or a control token, slot CONTROL)
+for one input slot of a node under one tag (a step, or a loop iteration). It is created once
+per edge per step, and a tuple costs a third of a slotted instance; node actors recognise it
+by ``msg.__class__ is tuple``. The session starts a step by telling the ``StepState`` itself to
+each partition's executor.
+
+One name per event:
+
+====================  =====================  ==================================================
+message               from -> to             event
+====================  =====================  ==================================================
+``Wire``              executor -> node       the node's successors, once, before any step
+``Fetched``           node -> coordinator    fetched values produced (``last``: step drained)
+``StepDrained``       step.py -> coordinator nothing of the step is in flight any more
+``NodeFailed``        node -> executor       a kernel failed; the step must abort
+``AbortStep``         anyone -> executor,    abort the step with ``error``: fail it, drop state
+                      executor -> node
+``StepCompleted``     coordinator -> others  the step succeeded; partitions forget it
+``ForgetStep``        executor -> node       drop a completed step's leftover inputs (loops)
+``Arrived``           rendezvous -> Recv     a value from another partition is ready (or failed)
+====================  =====================  ==================================================
 """
 
 from __future__ import annotations
@@ -10,56 +33,38 @@ from typing import Any
 CONTROL = -1  # slot of a control-edge or start token: carries no value
 
 
-# ``Input`` is a plain tuple ``(tag, slot, value)``: a value (or a control token, slot CONTROL)
-# for one input slot of a node under one tag (a step, or a loop iteration). It is created once
-# per edge per step, and a tuple costs a third of a slotted instance; node actors recognise it
-# by ``msg.__class__ is tuple``. The session starts a step by telling the StepState itself.
+class Wire:
+    """A node's out edges as ``(output index, successor ref, input slot)`` and its executor."""
+
+    __slots__ = ("out_edges", "executor")
+
+    def __init__(self, out_edges: tuple[tuple[int, Any, int], ...], executor: Any) -> None:
+        self.out_edges = out_edges
+        self.executor = executor
 
 
-class Completed:
-    """A kernel launched on a device worker finished: outputs, or the exception it raised."""
+class Fetched:
+    """A node produced fetched values ((fetch index, value) pairs); ``last`` when its message was
+    the step's last unit in flight (the step is then drained: no ``StepDrained`` follows)."""
 
-    __slots__ = ("step", "outputs", "error", "start", "end", "worker")
+    __slots__ = ("step", "fetched", "last")
 
-    def __init__(self, step: Any, outputs: Any, error: BaseException | None, start: float, end: float, worker: str) -> None:
-        self.step = step
-        self.outputs = outputs
-        self.error = error
-        self.start = start
-        self.end = end
-        self.worker = worker
-
-
-class Launch:
-    """Run ``compute(*inputs)`` on a device worker and reply ``Completed`` to ``reply_to``.
-
-    ``kind`` is "compute" or "copy" (host<->device transfers, run on a copy stream).
-    """
-
-    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind")
-
-    def __init__(self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute") -> None:
-        self.step = step
-        self.compute = compute
-        self.inputs = inputs
-        self.priority = priority
-        self.reply_to = reply_to
-        self.kind = kind
-
-
-class Done:
-    """A node produced fetched values ((fetch index, value) pairs); ``final`` when its message was
-    the step's last outstanding one (the step is then complete: no separate Idle needed)."""
-
-    __slots__ = ("step", "fetched", "final")
-
-    def __init__(self, step: Any, fetched: list[tuple[int, Any]], final: bool) -> None:
+    def __init__(self, step: Any, fetched: list[tuple[int, Any]], last: bool) -> None:
         self.step = step
         self.fetched = fetched
-        self.final = final
+        self.last = last
 
 
-class Failed:
+class StepDrained:
+    """Nothing of ``step`` is in flight any more (told by ``step.finished`` only)."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+
+
+class NodeFailed:
     """A node's kernel failed in a step; ``error`` is an OpError naming the node."""
 
     __slots__ = ("step", "error")
@@ -67,6 +72,35 @@ class Failed:
     def __init__(self, step: Any, error: BaseException) -> None:
         self.step = step
         self.error = error
+
+
+class AbortStep:
+    """Abort a step (kernel failure, timeout, cancellation, close): fail it with ``error`` and
+    drop its state."""
+
+    __slots__ = ("step", "error")
+
+    def __init__(self, step: Any, error: BaseException) -> None:
+        self.step = step
+        self.error = error
+
+
+class StepCompleted:
+    """The step succeeded: the other partitions drop it from their active set."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+
+
+class ForgetStep:
+    """The step succeeded: drop partial inputs it left in loop frames."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
 
 
 class Arrived:
@@ -77,13 +111,3 @@ class Arrived:
     def __init__(self, step: Any, future: Any) -> None:
         self.step = step
         self.future = future
-
-
-class AbortStep:
-    """Abort a step (timeout, cancellation, session close): fail it with ``error`` and drop its state."""
-
-    __slots__ = ("step", "error")
-
-    def __init__(self, step: Any, error: BaseException) -> None:
-        self.step = step
-        self.error = error

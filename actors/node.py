@@ -1,56 +1,76 @@
-"""NodeActor: one graph node of one cached executor, long-lived across steps.
+"""Node actors: one graph node of one cached executor, long-lived across steps.
 
-It collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or one loop iteration);
-when all have arrived it runs its kernel (inline when cheap, on its device worker when expensive
-or on a GPU) and sends ``Input`` to each successor, values across partitions through the step's
-rendezvous, and ``Done`` with fetched values to its executor. A node with a dead input does not
-run: its outputs are dead (TF's dead-tensor rule). Each message's completion unit is released
-once the node has sent what it produced (frames.py explains the accounting).
+A node collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or one loop
+iteration); when all have arrived it runs its kernel (inline when cheap, on its device worker
+when expensive or on a GPU) and sends ``Input`` to each successor, values across partitions
+through the step's rendezvous, and ``Fetched`` with fetched values to its executor. Each
+message's completion unit is finished once the node has sent what it produced (step.py).
+
+The executor picks each node's class once, when it is built (``node_class``):
+
+- ``NodeActor``: a kernel that never sees a dead value and touches no variable (the hot path).
+- ``DeadAwareNode``: in a graph with control flow; a dead input makes dead outputs without
+  running the kernel (TF's dead-tensor rule).
+- ``EngineNode``: reads or writes variables, so its kernel runs when the dependency engine
+  grants them; dead-aware as well.
+- ``RecvNode``: receives a value from another partition through the rendezvous.
+- ``ControlFlowNode`` (control_node.py): Switch, Merge, Enter, Exit, NextIteration, ...
+
+Specs are frozen; a node learns its successors and executor from one ``Wire`` message, which
+its executor tells before any step reaches it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.frames import DEAD, Idle, release
-from antcolony.actors.step import StepState
-from antcolony.actors.messages import CONTROL, AbortStep, Arrived, Completed, Done, Failed, Launch
+from antcolony.actors.frames import DEAD
+from antcolony.actors.messages import (
+    CONTROL,
+    AbortStep,
+    Arrived,
+    Fetched,
+    ForgetStep,
+    NodeFailed,
+    Wire,
+)
+from antcolony.actors.step import StepState, finished, finished_last, handed_on, sent
+from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
 
 _now = time.perf_counter
 
 
-@dataclass
+@dataclass(frozen=True)
 class NodeSpec:
     """Everything a node actor needs, fixed when the executor is built."""
 
     op: Any
-    compute: Callable[..., Any]
+    compute: Callable[..., Any] | None
     num_inputs: int
     single_output: bool
     expensive: bool
     inline_threshold: int
     device: str
     worker: Any = None
-    executor: Any = None
-    # (output index, successor ref, input slot); CONTROL slot for control edges
-    out_edges: list[tuple[int, Any, int]] = field(default_factory=list)
-    fetch_slots: list[tuple[int, int]] = field(default_factory=list)
+    # (output index, successor node index in the plan, input slot); CONTROL slot for control edges
+    out_edges: tuple[tuple[int, int, int], ...] = ()
+    # (output index, fetch index): outputs this node serves as fetches
+    fetch_slots: tuple[tuple[int, int], ...] = ()
     # (input slot, value) of inputs fixed for every step (constants bound at build time)
-    bound_inputs: list[tuple[int, Any]] = field(default_factory=list)
+    bound_inputs: tuple[tuple[int, Any], ...] = ()
     # (output index or CONTROL, rendezvous key): values this node sends to other partitions
-    send_keys: list[tuple[int, str]] = field(default_factory=list)
+    send_keys: tuple[tuple[int, str], ...] = ()
     # set on Recv nodes: the rendezvous key they receive (``compute`` is then the copy, or None)
     recv_key: str | None = None
     # set on nodes touching variables: the dependency engine and the engine vars read / written
     engine: Any = None
     var_reads: tuple[Any, ...] = ()
     var_writes: tuple[Any, ...] = ()
-    # set on GPU nodes of a paced job: the GPU op manager's idle budget (services/pacing.py)
-    pacer: Any = None
     # True when a dead value can reach this node (the executor's graph has control flow)
     may_be_dead: bool = False
     # control-flow role ("Switch", "Merge", ...) and its attributes; None for ordinary ops
@@ -61,194 +81,147 @@ class NodeSpec:
 
 
 class NodeActor(Actor):
-    """Runs one node's kernel per tag once all its inputs arrived."""
+    """Runs one node's kernel per tag once all its inputs arrived (never dead, no variables)."""
 
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
-        self.pending: dict[Any, list[Any]] = {}
-        # engine completions of this node's launched kernels, by tag
-        self.granted: dict[Any, Any] = {}
+        self.compute = spec.compute
+        self.single = spec.expected == 1
+        self.offload = spec.expensive
+        self.threshold = spec.inline_threshold
+        self.partial: dict[Any, list[Any]] = {}  # tag -> [inputs still to come, inputs, dead seen]
         self.template: list[Any] = [None] * spec.num_inputs
         for slot, value in spec.bound_inputs:
             self.template[slot] = value
+        self.out_edges: tuple[tuple[int, Any, int], ...] = ()
+        self.executor: Any = None
+        # the common case's short path: one output, only data edges, nothing sent to other
+        # partitions or fetched; (successor's tell, slot) pairs once wired
+        self.tells: tuple[tuple[Callable[[Any], None], int], ...] | None = None
 
-    def on_start(self) -> None:
-        spec = self.spec
-        self.compute = spec.compute
-        self.offload = spec.expensive
-        self.expected = spec.expected
-        self.may_be_dead = spec.may_be_dead
-        # The common case gets a short path: one output, only data edges, nothing sent across
-        # partitions or fetched; edges hold the successors' bound ``tell``.
-        self.simple = (
-            spec.single_output and not spec.send_keys and not spec.fetch_slots
-            and all(slot >= 0 for _, _, slot in spec.out_edges)
-        )
-        self.plain = spec.engine is None and not spec.may_be_dead  # no engine, never dead
-        self.simple_edges: list[tuple[Any, int]] | None = None  # built on first use: refs are wired after start
-
+    # -- messages ------------------------------------------------------------------------------
     def on_receive(self, msg: Any) -> None:
         if msg.__class__ is not tuple:
             self._on_other(msg)
             return
         tag, slot, value = msg
         if tag.aborted:
-            self.pending.pop(tag, None)
+            self.partial.pop(tag, None)
             return
-        if self.expected == 1:  # inlined: the most common case on the hot path
+        if self.single:  # inlined: the most common case on the hot path
             args = self.template.copy()
             if slot >= 0:
                 args[slot] = value
-            dead = value is DEAD
-        else:
-            gathered = self._gather(tag, slot, value)
-            if gathered is None:
-                return
-            args, dead = gathered
-        if self.plain:
-            self._execute(tag, args)
-        elif dead and self.may_be_dead:
-            self._emit_dead(tag)
-        elif self.spec.engine is not None:
-            self._push(tag, args)
-        else:
-            self._execute(tag, args)
+            self._ready(tag, args, value is DEAD)
+            return
+        gathered = self._gather(tag, slot, value)
+        if gathered is not None:
+            self._ready(tag, *gathered)
 
     def _gather(self, tag: Any, slot: int, value: Any) -> tuple[list[Any], bool] | None:
-        """Record one input for ``tag``; the inputs and a dead flag once all arrived, else None
-        (the message's unit is then released here)."""
-        if self.expected == 1:
-            args = self.template.copy()
-            if slot >= 0:
-                args[slot] = value
-            return args, value is DEAD
-        state = self.pending.get(tag)
+        """Record one of several inputs for ``tag``: (inputs, any dead) once all arrived, else
+        None (the message's unit is then finished: the node holds the value)."""
+        state = self.partial.get(tag)
         if state is None:
-            state = self.pending[tag] = [self.expected, self.template.copy(), False]
+            state = self.partial[tag] = [self.spec.expected, self.template.copy(), False]
         if slot >= 0:
             state[1][slot] = value
         if value is DEAD:
             state[2] = True
         state[0] -= 1
         if state[0]:
-            release(tag)
+            finished(tag)
             return None
-        del self.pending[tag]
+        del self.partial[tag]
         return state[1], state[2]
 
     def _on_other(self, msg: Any) -> None:
-        if msg.__class__ is Completed:
-            self._on_completed(msg)
-        elif msg.__class__ is AbortStep:
+        cls = msg.__class__
+        if cls is KernelDone:
+            self._on_kernel_done(msg)
+        elif cls is Wire:
+            self._wire(msg)
+        elif cls is AbortStep or cls is ForgetStep:
             step = msg.step
-            for tag in [t for t in self.pending if t.step is step]:
-                del self.pending[tag]
+            for tag in [t for t in self.partial if t.step is step]:
+                del self.partial[tag]
 
-    def _execute(self, tag: Any, args: list[Any]) -> None:
-        if self.offload and _elements(args) >= self.spec.inline_threshold:
-            launch = Launch(tag, self.compute, args, 0, self.ref)
-            pacer = self.spec.pacer
-            slot = pacer.next_slot() if pacer is not None else 0.0
-            if slot > 0.0:
-                # The GPU op manager's idle slot: the launch waits on the loop's timer.
-                self.runtime.loop.call_later(slot, self.spec.worker.tell, launch)
-            else:
-                self.spec.worker.tell(launch)
-            return  # the unit is released when the Completed is handled
+    def _wire(self, msg: Wire) -> None:
+        spec = self.spec
+        self.out_edges, self.executor = msg.out_edges, msg.executor
+        if (spec.single_output and not spec.send_keys and not spec.fetch_slots
+                and all(slot >= 0 for _, _, slot in msg.out_edges)):
+            self.tells = tuple((ref.tell, slot) for _, ref, slot in msg.out_edges)
+
+    # -- running the kernel --------------------------------------------------------------------
+    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+        """All inputs of ``tag`` arrived: run inline, or launch on the device worker (the unit is
+        then finished when the ``KernelDone`` is handled)."""
+        if self.offload and _elements(args) >= self.threshold:
+            self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref))
+            return
         step = tag if tag.__class__ is StepState else tag.step
         if step.trace is not None:
-            self._execute_traced(tag, step, args)
+            self._run_traced(tag, step, args)
             return
         try:
-            out = self.compute(*args)
-        except Exception as exc:  # noqa: BLE001 - any kernel failure aborts only this step
-            self.spec.executor.tell(Failed(step, as_op_error(exc, self.spec.op)))
+            out = self.compute(*args)  # type: ignore[misc]
+        except Exception as exc:
+            self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
-        if self.simple and tag is step:
-            edges = self.simple_edges
-            if edges is None:
-                edges = self.simple_edges = [(ref.tell, slot) for _, ref, slot in self.spec.out_edges]
-            # n messages out, this one's unit released: one update of the count
-            step.pending += len(edges) - 1
-            for tell, slot in edges:
+        tells = self.tells
+        if tells is not None and tag is step:
+            for tell, slot in tells:
                 tell((tag, slot, out))
-            if not step.pending:
-                step.coordinator.tell(Idle(step))
+            handed_on(step, len(tells))
             return
-        self._emit_release(tag, out)
+        self._emit_finish(tag, out)
 
-    def _execute_traced(self, tag: Any, step: Any, args: list[Any]) -> None:
+    # A plain node runs whatever arrived: it never sees a dead value.
+    _ready = _run
+
+    def _run_traced(self, tag: Any, step: Any, args: list[Any]) -> None:
         start = _now()
         try:
-            out = self.compute(*args)
-        except Exception as exc:  # noqa: BLE001
-            self.spec.executor.tell(Failed(step, as_op_error(exc, self.spec.op)))
+            out = self.compute(*args)  # type: ignore[misc]
+        except Exception as exc:
+            self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
         step.trace.append((self.spec.op, self.spec.device, "inline", start, _now(), _nbytes(out)))
-        self._emit_release(tag, out)
+        self._emit_finish(tag, out)
 
-    def _push(self, tag: Any, args: list[Any]) -> None:
-        """Run a variable-touching kernel once the dependency engine grants its reads/writes.
-
-        The grant arrives as a loop callback, outside this actor's turns; it only reads the
-        immutable spec and the ``granted`` dict, and the engine op ends (``on_complete``) exactly
-        once: right after an inline kernel, or when a launched kernel's ``Completed`` arrives.
-        """
-        spec = self.spec
-
-        def granted(on_complete: Any) -> None:
-            if tag.aborted or not self.ref.is_alive:
-                on_complete()
-                return
-            if self.offload and _elements(args) >= spec.inline_threshold:
-                self.granted[tag] = on_complete
-                self._execute(tag, args)
-            else:
-                try:
-                    self._execute(tag, args)
-                finally:
-                    on_complete()
-
-        spec.engine.push(granted, spec.device, spec.var_reads, spec.var_writes, "async")
-
-    def _on_completed(self, msg: Completed) -> None:
+    def _on_kernel_done(self, msg: KernelDone) -> None:
         tag = msg.step
-        release_engine = self.granted.pop(tag, None) if self.granted else None
-        if release_engine is not None:
-            release_engine()
         if tag.aborted:
             return
         step = tag.step
         if msg.error is not None:
-            self.spec.executor.tell(Failed(step, as_op_error(msg.error, self.spec.op)))
+            self.executor.tell(NodeFailed(step, as_op_error(msg.error, self.spec.op)))
             return
         if step.trace is not None:
             step.trace.append((self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs)))
-        self._emit_release(tag, msg.outputs)
+        self._emit_finish(tag, msg.outputs)
 
-    def _emit_release(self, tag: Any, out: Any) -> None:
-        """Emit, then release the message's unit; a root-frame fetch tells the executor in the
-        same Done whether it was the step's last unit."""
+    # -- outputs -------------------------------------------------------------------------------
+    def _emit_finish(self, tag: Any, out: Any) -> None:
+        """Emit, then finish the message's unit; a root-frame fetch tells the executor in the
+        same ``Fetched`` whether it was the step's last unit."""
         spec = self.spec
         if not spec.fetch_slots or tag.__class__ is not StepState:
             self._emit(tag, out)
-            release(tag)
+            finished(tag)
             return
         self._emit(tag, out, fetch=False)
-        tag.pending -= 1
         outs = (out,) if spec.single_output else out
-        spec.executor.tell(Done(tag, [(j, outs[i]) for i, j in spec.fetch_slots], tag.pending == 0))
+        last = finished_last(tag)
+        self.executor.tell(Fetched(tag, [(j, outs[i]) for i, j in spec.fetch_slots], last))
 
     def _emit(self, tag: Any, out: Any, fetch: bool = True) -> None:
         spec = self.spec
         outs = (out,) if spec.single_output else (out if out is not None else ())
-        edges = spec.out_edges
+        edges = self.out_edges
         if edges:
-            step = tag if tag.__class__ is StepState else tag.step
-            n = len(edges)
-            step.pending += n
-            if tag is not step:
-                tag.pending += n
+            sent(tag, len(edges))
             # A control edge carries a token: dead when the node's output is dead.
             token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
             if spec.single_output:
@@ -263,12 +236,61 @@ class NodeActor(Actor):
             for index, key in spec.send_keys:
                 rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
         if fetch and spec.fetch_slots:
-            spec.executor.tell(Done(tag.step, [(j, outs[i]) for i, j in spec.fetch_slots], False))
+            self.executor.tell(Fetched(tag.step, [(j, outs[i]) for i, j in spec.fetch_slots], False))
 
     def _emit_dead(self, tag: Any) -> None:
         n = 1 if self.spec.single_output else max(len(self.spec.op.outputs), 1)
         self._emit(tag, DEAD if n == 1 else (DEAD,) * n)
-        release(tag)
+        finished(tag)
+
+
+class DeadAwareNode(NodeActor):
+    """A kernel node in a graph with control flow: a dead input makes its outputs dead."""
+
+    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+        if dead:
+            self._emit_dead(tag)
+        else:
+            self._run(tag, args)
+
+
+class EngineNode(DeadAwareNode):
+    """A node that reads or writes variables: its kernel runs when the dependency engine grants
+    the variables (reads shared, writes exclusive, in push order)."""
+
+    def __init__(self, spec: NodeSpec) -> None:
+        super().__init__(spec)
+        self.granted: dict[Any, Any] = {}  # tag -> the engine op's on_complete, while launched
+
+    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+        if dead:
+            self._emit_dead(tag)
+            return
+        spec = self.spec
+
+        # The grant arrives as a loop callback, outside this actor's turns; it only reads the
+        # frozen spec and the ``granted`` dict, and the engine op ends (``on_complete``) exactly
+        # once: right after an inline kernel, or when a launched kernel's ``KernelDone`` arrives.
+        def granted(on_complete: Any) -> None:
+            if tag.aborted or not self.ref.is_alive:
+                on_complete()
+                return
+            if self.offload and _elements(args) >= self.threshold:
+                self.granted[tag] = on_complete
+                self._run(tag, args)
+            else:
+                try:
+                    self._run(tag, args)
+                finally:
+                    on_complete()
+
+        spec.engine.push(granted, spec.device, spec.var_reads, spec.var_writes, "async")
+
+    def _on_kernel_done(self, msg: KernelDone) -> None:
+        release_engine = self.granted.pop(msg.step, None)
+        if release_engine is not None:
+            release_engine()
+        super()._on_kernel_done(msg)
 
     def on_stop(self) -> None:
         # Never leave an engine var blocked by a kernel whose completion will not be handled.
@@ -290,7 +312,7 @@ class RecvNode(NodeActor):
         elif msg.__class__ is Arrived:
             self._on_arrived(msg)
         else:
-            super().on_receive(msg)
+            self._on_other(msg)
 
     def _on_arrived(self, msg: Arrived) -> None:
         tag, fut = msg.step, msg.future
@@ -299,9 +321,24 @@ class RecvNode(NodeActor):
         value = fut.result()
         spec = self.spec
         if spec.compute is None or value is DEAD:
-            self._emit_release(tag, value)
+            self._emit_finish(tag, value)
         else:
             spec.worker.tell(Launch(tag, spec.compute, [value], 1, self.ref, kind="copy"))
+
+
+def node_class(spec: NodeSpec) -> type[NodeActor]:
+    """The node actor class for ``spec``, chosen once when its executor is built."""
+    if spec.recv_key:
+        return RecvNode
+    if spec.role is not None:
+        from antcolony.actors.control_node import ControlFlowNode  # it subclasses this module's
+
+        return ControlFlowNode
+    if spec.engine is not None:
+        return EngineNode
+    if spec.may_be_dead:
+        return DeadAwareNode
+    return NodeActor
 
 
 def _elements(args: list[Any]) -> int:
@@ -317,4 +354,4 @@ def _nbytes(out: Any) -> int:
     return sum(int(getattr(o, "nbytes", 0)) for o in outs)
 
 
-__all__ = ["NodeActor", "NodeSpec", "RecvNode"]
+__all__ = ["DeadAwareNode", "EngineNode", "NodeActor", "NodeSpec", "RecvNode", "node_class"]

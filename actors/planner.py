@@ -1,32 +1,43 @@
-"""Planning a step: prune, place, partition, and wire node specs for one executor per device.
+"""Planning a step, then binding it to resources.
 
-Nothing here spawns actors: the result (one ``ExecutorPlan`` per partition) is pure wiring, which
-``ExecutorActor`` turns into node actors.
+``plan_step`` is pure: it prunes, places, partitions and wires one ``ExecutorPlan`` per device
+(``PlannedNode`` entries: ops, edges, fetches, sends), asking the ``PlacementContext`` only
+which devices and kernels exist. ``bind_plans`` is the separate step that creates what the
+nodes run with (kernel closures, device workers, dependency-engine vars, bound constants copied
+to their device) through the ``ResourceContext`` and freezes each node's ``NodeSpec``.
+``ExecutorActor`` turns a bound plan into node actors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph import shapes as S
-from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
+from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.passes import HOST, Partition, Transfer, partition, place, prune
 
 
-class DeviceContext(Protocol):
-    """What planning needs from the session's devices (implemented by the session)."""
+class PlacementContext(Protocol):
+    """What planning asks of the session's devices: names and kernels, nothing created."""
 
-    inline_threshold: int
     default_device: str
     allow_soft_placement: bool
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
+
+
+class ResourceContext(Protocol):
+    """What binding a plan creates through the session (kernels, workers, engine vars, constants)."""
+
+    inline_threshold: int
+
     def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]: ...  # compute, expensive, blocking
     def worker(self, device: str) -> Any: ...
     def engine_access(self, op: Operation, device: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None: ...
@@ -47,11 +58,12 @@ class TransferOp:
 
 @dataclass
 class ExecutorPlan:
-    """The wiring of one partition's executor."""
+    """The wiring of one partition's executor; ``specs`` are filled by ``bind_plans``."""
 
     device: str
-    specs: list[NodeSpec]
+    nodes: list[PlannedNode]
     feeds: list[Tensor]
+    specs: list[NodeSpec] = field(default_factory=list)
     # (node index, input slot, feed index)
     feed_edges: list[tuple[int, int, int]] = field(default_factory=list)
     # (feed index, rendezvous key): fed tensors this (host) partition sends to other devices
@@ -64,7 +76,7 @@ class ExecutorPlan:
 
 
 def plan_step(
-    fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor], ctx: DeviceContext,
+    fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor], ctx: PlacementContext,
 ) -> list[ExecutorPlan]:
     """One plan per device partition; fetch j of the step is ``fetches[j]``."""
     ops = prune(fetches, targets, feeds)
@@ -82,9 +94,16 @@ def plan_step(
     parts = partition(ops, placement, feeds, fetches)
     fetched_ops = {id(t.op) for t in fetches} | {id(o) for o in targets}
     return [
-        _plan_partition(p, placement, feeds, fetches, fetched_ops, ctx, control_flow)
+        _plan_partition(p, placement, feeds, fetches, fetched_ops, control_flow)
         for p in sorted(parts.values(), key=lambda p: p.device)
     ]
+
+
+def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
+    """Create each planned node's resources and freeze its ``NodeSpec`` into ``plan.specs``."""
+    for plan in plans:
+        constants: dict[int, Any] = {}  # id(Const op) -> its value on the plan's device, made once
+        plan.specs = [node.bind(ctx, constants) for node in plan.nodes]
 
 
 def _bindable(op: Operation, fetched_ops: set[int], placement: dict[int, str]) -> bool:
@@ -100,13 +119,13 @@ def _bindable(op: Operation, fetched_ops: set[int], placement: dict[int, str]) -
 
 def _plan_partition(
     part: Partition, placement: dict[int, str], feeds: Sequence[Tensor], fetches: Sequence[Tensor],
-    fetched_ops: set[int], ctx: DeviceContext, control_flow: bool = False,
+    fetched_ops: set[int], control_flow: bool = False,
 ) -> ExecutorPlan:
     device = part.device
     feed_index = {id(t): i for i, t in enumerate(feeds)}
-    bound = {id(op): ctx.const_value(op, device) for op in part.ops if _bindable(op, fetched_ops, placement)}
+    bound = {id(op) for op in part.ops if _bindable(op, fetched_ops, placement)}
     ops = [op for op in part.ops if id(op) not in bound]
-    specs = [_op_spec(op, device, ctx) for op in ops] + [_recv_spec(tr, ctx) for tr in part.recvs]
+    specs = [PlannedNode(device, op=op) for op in ops] + [PlannedNode(tr.dst, transfer=tr) for tr in part.recvs]
     index = {id(op): i for i, op in enumerate(ops)}
     recv_index = {tr.key: len(ops) + k for k, tr in enumerate(part.recvs)}
     plan = ExecutorPlan(device, specs, list(feeds))
@@ -115,7 +134,7 @@ def _plan_partition(
         for slot, t in enumerate(op.inputs):
             src = _source(t, feed_index, index, bound, placement, device, recv_index)
             if src is None:
-                specs[i].bound_inputs.append((slot, bound[id(t.op)]))
+                specs[i].bound_inputs.append((slot, t.op))
                 continue
             kind, where = src
             if kind == "feed":
@@ -124,14 +143,13 @@ def _plan_partition(
                 specs[where].out_edges.append((t.value_index if kind == "node" else 0, i, slot))
             incoming[i] += 1
         for c in op.control_inputs:
-            where = index.get(id(c))
-            if where is None:
-                where = recv_index[f"^{c.name};{placement[id(c)]};{device}"]
+            local = index.get(id(c))
+            where = local if local is not None else recv_index[f"^{c.name};{placement[id(c)]};{device}"]
             specs[where].out_edges.append((0, i, CONTROL))
             incoming[i] += 1
-    _wire_sends(plan, part, index, feed_index)
+    _wire_sends(plan, specs, part, index, feed_index)
     if device == HOST:
-        _wire_fetches(plan, fetches, feed_index, index, recv_index, placement)
+        _wire_fetches(plan, specs, fetches, feed_index, index, recv_index, placement)
     for i, spec in enumerate(specs):
         spec.expected = incoming[i] or 1
         if not incoming[i]:
@@ -144,8 +162,46 @@ def _plan_partition(
     return plan
 
 
+class PlannedNode:
+    """One node of a plan: an op (or a Recv of a ``Transfer``) and its wiring, before binding.
+
+    List fields grow while the partition is wired; ``bind`` creates the resources and returns the
+    frozen ``NodeSpec``."""
+
+    def __init__(self, device: str, op: Operation | None = None, transfer: Transfer | None = None) -> None:
+        self.device = device
+        self.op = op
+        self.transfer = transfer
+        self.out_edges: list[tuple[int, int, int]] = []
+        self.fetch_slots: list[tuple[int, int]] = []
+        self.bound_inputs: list[tuple[int, Operation]] = []  # (input slot, Const op bound into it)
+        self.send_keys: list[tuple[int, str]] = []
+        self.expected = 1
+        self.may_be_dead = False
+        self.role = op.type if op is not None and op.type in CONTROL_FLOW_OPS else None
+        self.role_attrs = _role_attrs(op) if op is not None and self.role is not None else {}
+
+    def bind(self, ctx: ResourceContext, constants: dict[int, Any]) -> NodeSpec:
+        """The frozen spec, with resources made through ``ctx``; ``constants`` caches bound
+        constants' device values by op id (one copy per partition)."""
+        if self.transfer is not None:
+            base = _recv_spec(self.transfer, ctx)
+        else:
+            assert self.op is not None  # a planned node is an op or a Recv
+            base = _op_spec(self.op, self.device, ctx)
+        for _, op in self.bound_inputs:
+            if id(op) not in constants:
+                constants[id(op)] = ctx.const_value(op, self.device)
+        return replace(
+            base, out_edges=tuple(self.out_edges), fetch_slots=tuple(self.fetch_slots),
+            bound_inputs=tuple((slot, constants[id(op)]) for slot, op in self.bound_inputs),
+            send_keys=tuple(self.send_keys), expected=self.expected, may_be_dead=self.may_be_dead,
+            role_attrs=self.role_attrs,
+        )
+
+
 def _source(
-    t: Tensor, feed_index: dict[int, int], index: dict[int, int], bound: dict[int, Any],
+    t: Tensor, feed_index: dict[int, int], index: dict[int, int], bound: set[int],
     placement: dict[int, str], device: str, recv_index: dict[str, int],
 ) -> tuple[str, int] | None:
     """Where input ``t`` of a node on ``device`` comes from: a feed, a local node, or a Recv."""
@@ -161,18 +217,20 @@ def _source(
     return ("recv", recv_index[f"{t.name};{placement[id(t.op)]};{device}"])
 
 
-def _wire_sends(plan: ExecutorPlan, part: Partition, index: dict[int, int], feed_index: dict[int, int]) -> None:
+def _wire_sends(
+    plan: ExecutorPlan, specs: list[PlannedNode], part: Partition, index: dict[int, int], feed_index: dict[int, int],
+) -> None:
     for tr in part.sends:
         if tr.tensor is not None and id(tr.tensor) in feed_index:
             plan.feed_sends.append((feed_index[id(tr.tensor)], tr.key))
         elif tr.tensor is not None:
-            plan.specs[index[id(tr.tensor.op)]].send_keys.append((tr.tensor.value_index, tr.key))
+            specs[index[id(tr.tensor.op)]].send_keys.append((tr.tensor.value_index, tr.key))
         else:
-            plan.specs[index[id(tr.control_src)]].send_keys.append((CONTROL, tr.key))
+            specs[index[id(tr.control_src)]].send_keys.append((CONTROL, tr.key))
 
 
 def _wire_fetches(
-    plan: ExecutorPlan, fetches: Sequence[Tensor], feed_index: dict[int, int], index: dict[int, int],
+    plan: ExecutorPlan, specs: list[PlannedNode], fetches: Sequence[Tensor], feed_index: dict[int, int], index: dict[int, int],
     recv_index: dict[str, int], placement: dict[int, str],
 ) -> None:
     """Every fetch is served on the host: a fed value, a host node's output, or a Recv from a GPU."""
@@ -181,29 +239,27 @@ def _wire_fetches(
         if f is not None:
             plan.fed_fetches.append((j, f))
         elif placement[id(t.op)] == HOST:
-            plan.specs[index[id(t.op)]].fetch_slots.append((t.value_index, j))
+            specs[index[id(t.op)]].fetch_slots.append((t.value_index, j))
         else:
-            plan.specs[recv_index[f"{t.name};{placement[id(t.op)]};{HOST}"]].fetch_slots.append((0, j))
+            specs[recv_index[f"{t.name};{placement[id(t.op)]};{HOST}"]].fetch_slots.append((0, j))
 
 
-def _op_spec(op: Operation, device: str, ctx: DeviceContext) -> NodeSpec:
+def _op_spec(op: Operation, device: str, ctx: ResourceContext) -> NodeSpec:
     if op.type in CONTROL_FLOW_OPS:
         return NodeSpec(
             op=op, compute=None, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1, expensive=False,
-            inline_threshold=0, device=device, role=op.type, role_attrs=_role_attrs(op),
+            inline_threshold=0, device=device, role=op.type,
         )
     compute, expensive, blocking = ctx.kernel(op, device)
     on_gpu = device != HOST
-    spec = NodeSpec(
+    access = ctx.engine_access(op, device)
+    engine, reads, writes = access if access is not None else (None, (), ())
+    return NodeSpec(
         op=op, compute=compute, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1,
         # GPU kernels always go to a stream; CPU kernels when expensive and large, or blocking.
         expensive=expensive or on_gpu, inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
-        device=device, worker=ctx.worker(device),
+        device=device, worker=ctx.worker(device), engine=engine, var_reads=reads, var_writes=writes,
     )
-    access = ctx.engine_access(op, device)
-    if access is not None:
-        spec.engine, spec.var_reads, spec.var_writes = access
-    return spec
 
 
 def _role_attrs(op: Operation) -> dict[str, Any]:
@@ -217,7 +273,7 @@ def _role_attrs(op: Operation) -> dict[str, Any]:
     return {}
 
 
-def _count_constants(specs: list[NodeSpec]) -> None:
+def _count_constants(specs: list[PlannedNode]) -> None:
     """Each Enter learns how many loop invariants its frame receives (an iteration is finished
     only once they all arrived)."""
     constants: dict[str, int] = {}
@@ -257,7 +313,7 @@ def _colocate_loops(ops: Sequence[Operation], placement: dict[int, str]) -> None
         placement[op_id] = placement[id(enter)]
 
 
-def _recv_spec(tr: Transfer, ctx: DeviceContext) -> NodeSpec:
+def _recv_spec(tr: Transfer, ctx: ResourceContext) -> NodeSpec:
     transfer = None if tr.tensor is None else ctx.transfer(tr.src, tr.dst)
     worker = ctx.worker(tr.dst if tr.dst != HOST else tr.src)
     return NodeSpec(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 import inspect
 import logging
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,6 @@ async def run_actions(actions: list[RunAction], ctx: RunContext) -> None:
                 await result
         except action.propagate:
             raise
-        except Exception:  # noqa: BLE001 - an action must not fail the user's step
+        except Exception:
             logger.exception("%s-run action %r failed after step %d of %s", action.group.value, action.name,
                              ctx.step_id, ctx.graph_id)

@@ -128,7 +128,7 @@ class Runtime:
         else ``obj.close()``), so one created inside another's factory outlives it.
         """
         try:
-            return self._extensions[key]  # type: ignore[no-any-return]
+            return self._extensions[key]
         except KeyError:
             pass
         if self._extensions_closed:

@@ -17,14 +17,20 @@ import inspect
 import logging
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from antcolony.config.atomic_file import write_file_atomic
 from antcolony.actors.checkpoint_state import checkpoint_exists, data_path, write_state
+from antcolony.config.atomic_file import write_file_atomic
 from antcolony.errors import (
-    AsyncOnlyError, DataLossError, GraphError, InvalidArgumentError, NotFoundError, UnimplementedError,
+    AsyncOnlyError,
+    DataLossError,
+    GraphError,
+    InvalidArgumentError,
+    NotFoundError,
+    UnimplementedError,
 )
 from antcolony.graph import shapes as S
 from antcolony.graph.core import Operation, Tensor

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Awaitable, Callable, Sequence
-
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from antcolony.actors.cached_executor import CachedExecutor
 from antcolony.actors.device_context import SessionDevices
@@ -14,25 +14,37 @@ from antcolony.actors.executor import ExecutorActor
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.messages import AbortStep
-from antcolony.actors.planner import plan_step
+from antcolony.actors.planner import bind_plans, plan_step
 from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
-from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_actions import (
-    RUN_ACTIONS, RunAction, RunActionRegistry, RunContext, RunGroup, ordered, run_actions, run_actions_of,
+    RUN_ACTIONS,
+    RunAction,
+    RunActionRegistry,
+    RunContext,
+    RunGroup,
+    ordered,
+    run_actions,
+    run_actions_of,
 )
+from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_options import RunMetadata, RunOptions
+from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.session_stats import SessionStatistics, session_statistics
-from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
-    ActorError, AsyncOnlyError, CancelledError, DeadlineExceededError, InvalidArgumentError, SessionClosedError,
+    ActorError,
+    AsyncOnlyError,
+    CancelledError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    SessionClosedError,
 )
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 
@@ -163,7 +175,9 @@ class Session:
             self._plans[key] = plan
         return plan
 
-    def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None) -> Callable[..., Awaitable[Any]]:
+    def make_callable(
+        self, fetches: Any, feed_list: Sequence[Any] | None = None,
+    ) -> Callable[..., Coroutine[Any, Any, Any]]:
         """An async callable running ``fetches`` with positional feed values for ``feed_list``."""
         plan = FetchPlan(self._graph, fetches)
         feed_tensors = [self._feed_tensor(k) for k in (feed_list or [])]
@@ -288,6 +302,7 @@ class Session:
             run_fetches, run_feeds = ([g.get_tensor_by_name(t.name) for t in ts] for ts in (fetches, feeds))
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
+        bind_plans(plans, ctx)
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
@@ -297,7 +312,7 @@ class Session:
     def _feed_tensor(self, key: Any) -> Tensor:
         try:
             el = self._graph.as_graph_element(key)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise InvalidArgumentError(None, None, f"Cannot feed {key!r}: {exc}") from None
         if isinstance(el, Operation):
             raise InvalidArgumentError(
@@ -391,7 +406,7 @@ class Session:
         for ex in executors:
             ex.release()
         self._resources.release()
-        if self._trace_all:
+        if self._trace_all and self._config.trace_file:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()

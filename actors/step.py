@@ -1,4 +1,25 @@
-"""StepState: one ``session.run`` in flight on one cached executor (all its partitions)."""
+"""One ``session.run`` in flight (``StepState``) and its completion count: the only module that
+reads or writes it.
+
+A step is complete when nothing of it is in flight. A *unit* is one thing in flight under a tag
+(the step itself for the root frame, or one loop iteration, an ``IterTag``): a message sent and
+not fully handled, a kernel running for such a message, a partition not started yet, a loop
+frame instance still running (held in its parent's tag), a loop variable still to enter an
+iteration, a deferred iteration. Every unit counts in the step and, under an iteration, in that
+iteration too (``parallel_iterations`` and freeing iteration state rely on the latter).
+
+Three verbs, as TF's executor has PropagateOutputs and NodeDone:
+
+- ``sent(tag, n)``: n more units are in flight under ``tag``.
+- ``finished(tag)``: one unit under ``tag`` is fully handled (what it produced already sent).
+  An iteration with no unit left may end; a step with none left tells its coordinator
+  ``StepDrained``.
+- ``handed_on(tag, n)``: a message under the root tag was handled and produced ``n`` messages
+  (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise.
+
+``finished_last(step)`` is ``finished`` for a fetching node, which reports completion in its own
+``Fetched`` message instead of a separate ``StepDrained``.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +27,16 @@ import asyncio
 import itertools
 from typing import Any
 
+from antcolony.actors.messages import StepDrained
+
 _ids = itertools.count(1)
 
 
 class StepState:
     """Per-run state shared by reference in messages; it is also the root frame's tag.
 
-    Invariants (everything runs on the one event loop): ``pending`` counts messages sent and
-    not fully handled, plus one per partition until that partition has started; the step is
-    done when it reaches zero. Only executor actors mutate ``fetched`` and ``aborted``.
+    Everything runs on the one event loop. ``pending`` belongs to this module's verbs; only
+    executor actors mutate ``fetched`` and ``aborted``.
     """
 
     __slots__ = (
@@ -30,13 +52,13 @@ class StepState:
         self.future = future
         self.feed_values = feed_values
         self.fetched: list[Any] = [_UNSET] * num_fetches
-        self.pending = len(executors)
+        self.pending = len(executors)  # a unit per partition until it has started the step
         self.aborted = False
         self.trace: list[tuple[Any, ...]] | None = [] if trace else None
         self.executors = executors
         self.coordinator = coordinator
         self.rendezvous = rendezvous
-        self.frames: dict[tuple[int, str], Any] = {}
+        self.frames: dict[tuple[Any, str], Any] = {}
         self.fetches_set = 0  # fetch slots filled so far
         self.dead_fetch = False
 
@@ -47,6 +69,45 @@ class StepState:
 
     def __repr__(self) -> str:
         return f"<step {self.id}>"
+
+
+def sent(tag: Any, n: int) -> None:
+    """``n`` more units are in flight under ``tag``."""
+    step = tag.step
+    step.pending += n
+    if tag is not step:
+        tag.pending += n
+
+
+def finished(tag: Any) -> None:
+    """One unit under ``tag`` is fully handled."""
+    step = tag.step
+    if tag is not step:
+        tag.pending -= 1
+        if not tag.pending:
+            tag.frame.iteration_idle(tag)
+    step.pending -= 1
+    if not step.pending:
+        step.coordinator.tell(StepDrained(step))
+
+
+def handed_on(step: StepState, n: int) -> None:
+    """A root-frame message was handled and produced ``n`` messages (already told)."""
+    step.pending += n - 1
+    if not step.pending:
+        step.coordinator.tell(StepDrained(step))
+
+
+def finished_last(step: StepState) -> bool:
+    """``finished`` for a root-frame unit whose node reports completion itself: True when it was
+    the step's last unit (the caller's ``Fetched(last=True)`` then completes the step)."""
+    step.pending -= 1
+    return not step.pending
+
+
+def in_flight(tag: Any) -> int:
+    """Units still in flight under ``tag`` (a step or an iteration)."""
+    return int(tag.pending)
 
 
 class _Unset:

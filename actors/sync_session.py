@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.actors.background_loop import background_loop, refuse_in_event_loop
 from antcolony.actors.run_options import RunMetadata, RunOptions

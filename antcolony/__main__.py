@@ -7,7 +7,7 @@ import argparse
 import os
 import runpy
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def _install_uvloop_policy() -> str:

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from antcolony.errors import ConfigError
 
-__all__ = ["add_parsers", "parse_size", "format_cluster", "SUBMIT_VALUE_OPTIONS"]
+__all__ = ["SUBMIT_VALUE_OPTIONS", "add_parsers", "format_cluster", "parse_size"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
           "kb": 10**3, "mb": 10**6, "gb": 10**9}

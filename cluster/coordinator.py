@@ -12,6 +12,7 @@ A restarted coordinator rebuilds its jobs from those files (``spec.json`` names 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -60,7 +61,7 @@ class Coordinator:
         self.poll_interval = poll_interval
         self.settings = settings or PolicySettings()
         self.dir = cluster_dir() / node_id[:16]
-        node = next((n for n in ray.nodes() if n["NodeID"] == node_id), {})
+        node: dict[str, Any] = next((n for n in ray.nodes() if n["NodeID"] == node_id), {})
         self.gpus = node_sim_gpus(node)
         self.jobs: dict[str, dict[str, Any]] = {}
         self.status: dict[str, dict[str, Any]] = {}
@@ -109,7 +110,7 @@ class Coordinator:
             # Every poll is a sample: the job rewrites its status file only when a figure moved,
             # so an unchanged file is the job still stepping at the same pace.
             seq = self._polls if status else 0
-            gpu = next(iter(status.get("gpuUsageInfo", {}).values()), {}) if status else {}
+            gpu: dict[str, Any] = next(iter(status.get("gpuUsageInfo", {}).values()), {}) if status else {}
             self.status[job_id] = {"miniBatchDuration": status.get("miniBatchDuration"), **gpu} if status else {}
             step = status.get("miniBatchDuration") if status else None
             views.append(JobView(job_id, spec["gpu"], spec["priority"], int(spec["gpu_memory"]),
@@ -189,10 +190,8 @@ class Coordinator:
         if job_id not in self.jobs:
             return False
         ray = require_ray()
-        try:
+        with contextlib.suppress(ValueError):  # the actor is already gone
             ray.kill(ray.get_actor(job_actor_name(job_id)))
-        except ValueError:
-            pass  # the actor is already gone
         await self._locked(self._forget, job_id, "stopped by antcolony cluster stop")
         return True
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Decision", "JobView", "PolicySettings", "PolicyState", "JobState", "decide"]
+__all__ = ["Decision", "JobState", "JobView", "PolicySettings", "PolicyState", "decide"]
 
 GUARANTEED = "guaranteed"
 OPPORTUNISTIC = "opportunistic"
@@ -135,7 +135,7 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             st = replace(st, seen_seq=j.status_seq)
         if st.baseline_us is None:
             if fresh:
-                st = replace(st, samples=st.samples + (float(j.step_us),))  # type: ignore[arg-type]
+                st = replace(st, samples=(*st.samples, float(j.step_us)))  # type: ignore[arg-type]
             baseline = _baseline(st.samples, s)
             st = replace(st, waited=st.waited + 1)
             if baseline is not None:
@@ -148,10 +148,11 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             assert j.step_us is not None
             # The samples are means over the job's last steps: a faster one means the baseline,
             # learnt early, was too slow; hold the job to the fastest seen.
-            st = replace(st, baseline_us=min(st.baseline_us, float(j.step_us)))
-            if j.step_us > st.baseline_us * (1 + s.degrade_threshold):
+            baseline_us = min(st.baseline_us, float(j.step_us))
+            st = replace(st, baseline_us=baseline_us)
+            if j.step_us > baseline_us * (1 + s.degrade_threshold):
                 degraded.append(f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
-                                f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(st.baseline_us)}")
+                                f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(baseline_us)}")
             else:
                 fresh_ok += 1
         if j.host_fallbacks > st.fallbacks:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from antcolony.config.session_config import SessionConfig
 from antcolony.errors import ConfigError
@@ -39,7 +40,7 @@ class ConfigProto:
     def to_session_config(self, base: SessionConfig | None = None) -> SessionConfig:
         """A SessionConfig (from ``base``, default one from the environment) with these options applied."""
         start = base if base is not None else SessionConfig()
-        changes: dict[str, object] = {
+        changes: dict[str, Any] = {
             "allow_soft_placement": bool(self.allow_soft_placement),
             "log_device_placement": bool(self.log_device_placement),
             "allow_growth": bool(self.gpu_options.allow_growth) or start.allow_growth,

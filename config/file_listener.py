@@ -45,7 +45,6 @@ from typing import Any
 from antcolony.actors.actor import Actor
 from antcolony.actors.ref import ActorRef
 from antcolony.actors.runtime import Runtime, get_runtime
-
 from antcolony.errors import ActorDeadError, ConfigError, FileRefusedError, IncompleteConfigError
 
 from .bounded_read import MAX_CONFIG_BYTES, file_kind, read_regular_file

@@ -9,7 +9,7 @@ from antcolony.actors.ref import ActorRef
 
 from .resource_config import ResourceConfig
 
-Callback = Callable[["ConfigSnapshot"], None | Awaitable[None]]
+Callback = Callable[["ConfigSnapshot"], Awaitable[None] | None]
 Subscriber = ActorRef | Callback
 
 

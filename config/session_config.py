@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from antcolony.errors import ConfigError
 
@@ -196,7 +196,7 @@ class SessionConfig:
             "vmem": _env_bool("TF_GPU_VMEM"),
             "host_mem_limit": _env_mib("TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
         }
-        explicit = getattr(self, "_explicit", frozenset())
+        explicit: frozenset[str] = getattr(self, "_explicit", frozenset())
         for name, read in env.items():
             if name in explicit:
                 continue

@@ -101,7 +101,7 @@ def _integer(value: Any, where: str, minimum: int) -> int:
 
 
 def _microseconds(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+    if isinstance(value, bool) or (not isinstance(value, (int, float)) and not hasattr(value, "__float__")):
         raise ConfigError(f"{where} is {value!r}; it must be a number of microseconds")
     number = float(value)
     if not math.isfinite(number) or number < 0:

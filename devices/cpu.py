@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import Completed, Launch
+from antcolony.devices.launch import KernelDone, Launch
 
 from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
@@ -26,7 +26,7 @@ class CpuWorker(Actor):
     the rest by priority (higher first, FIFO within a priority). Launches with priority > 0 run on
     a separate high-priority pool shared by all devices (MXNet's CPU priority workers), so they
     never wait behind long kernels. Completion is posted back to the loop with
-    ``call_soon_threadsafe`` as a ``Completed`` message to the launching node.
+    ``call_soon_threadsafe`` as a ``KernelDone`` message to the launching node.
     """
 
     def __init__(self, threads: int, priority_threads: int = 4) -> None:
@@ -70,12 +70,13 @@ class CpuWorker(Actor):
     def _execute(self, launch: Launch, counted: bool) -> None:
         # Runs on a pool thread: never touch actor state here, only post back to the loop.
         start = time.perf_counter()
-        inputs, launch.inputs = launch.inputs, None
+        # Drops the message's reference; Launch (actors/messages.py, in the core rewrite) types it as a list.
+        inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
         cell: list[Any] = []
         err = None
         try:
             cell.append(launch.compute(*inputs))
-        except Exception as exc:  # noqa: BLE001 - reported to the node, which fails its step
+        except Exception as exc:
             err = exc
         del inputs  # freed before the completion is posted
         # The output rides in ``cell``, emptied on the loop, so this thread keeps no reference.
@@ -87,7 +88,7 @@ class CpuWorker(Actor):
 
     def _finish(self, reply_to: Any, cell: list[Any], meta: tuple[Any, ...], counted: bool) -> None:
         step, err, start, end, worker = meta
-        reply_to.tell(Completed(step, cell.pop() if cell else None, err, start, end, worker))
+        reply_to.tell(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
         self.completed += 1
         if counted:
             self.ref.tell("finished")

@@ -20,10 +20,10 @@ from antcolony.graph.device_spec import DeviceSpec
 from antcolony.graph.passes.place import HOST
 
 from .backends import select_backend
-from .engine import RUNTIME_KEY as ENGINE_KEY
-from .engine import create_engine
 from .backends.base import GpuBackend
 from .cpu import CpuWorker
+from .engine import RUNTIME_KEY as ENGINE_KEY
+from .engine import create_engine
 from .gpu import GpuWorker
 from .memory import DeviceMemory
 

@@ -4,7 +4,7 @@ One actor per GPU receives ``Launch`` messages; ``kind="copy"`` work goes to the
 so transfers overlap compute, other work to the least recently used free compute stream. Each
 stream holds at most one launch in flight, so a priority queue (higher first, FIFO within a
 priority) decides what runs next. Completion arrives from the backend's stream callback, on the
-loop, and is forwarded to the launching node as ``Completed``.
+loop, and is forwarded to the launching node as ``KernelDone``.
 
 Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
 device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not
@@ -20,10 +20,10 @@ import time
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import Completed, Launch
+from antcolony.devices.launch import KernelDone, Launch
 
 from .backends.base import GpuBackend, Stream
-from .gpu_share import ComputeShare, GetShareStats, OwedIdle, SetComputeShare
+from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
 
@@ -56,12 +56,12 @@ class GpuWorker(Actor):
             self._dispatch(kind)
         elif type(msg) is SetComputeShare:
             self.share.set_percent(msg.percent)
-            if self._wake is not None:  # a held launch follows the new share, not the old debt
-                self._wake.cancel()
-                self._wake = None
-                self._dispatch("compute")
+            self._rehold()
         elif type(msg) is OwedIdle:
-            return max(self.share.owed_now(), 0.0)
+            return self.share.owed_now(), self.share.busy_s
+        elif type(msg) is DeferIdle:
+            self.share.defer(msg.seconds, msg.allowance)
+            self._rehold()
         elif type(msg) is GetShareStats:
             return self.share.stats()
         elif type(msg) is GetWorkerStatistics:
@@ -83,7 +83,7 @@ class GpuWorker(Actor):
 
             def on_done(result: Any, error: BaseException | None, start: float, end: float,
                         launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
-                launch.reply_to.tell(Completed(launch.step, result, error, start, end, label))
+                launch.reply_to.tell(KernelDone(launch.step, result, error, start, end, label))
                 self.completed += 1
                 self.free[kind].append(stream)
                 if compute:
@@ -91,7 +91,9 @@ class GpuWorker(Actor):
                 if self.ref.is_alive:
                     self._dispatch(kind)
 
-            inputs, launch.inputs = launch.inputs, None  # the stream owns (and drops) the inputs
+            # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core rewrite)
+            # types them as a list.
+            inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
             if compute:
                 self.share.started()
             stream.launch(launch.compute, inputs, on_done)
@@ -107,6 +109,13 @@ class GpuWorker(Actor):
             return False
         self._wake = self.runtime.loop.call_later(wait, self._woken, now)
         return True
+
+    def _rehold(self) -> None:
+        """A held launch follows the share as it is now, not the debt it was held for."""
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+            self._dispatch("compute")
 
     def _woken(self, since: float) -> None:
         self._wake = None

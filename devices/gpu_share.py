@@ -10,6 +10,13 @@ into a budget: idle beyond what is owed earns at most ``CREDIT_S`` of credit, en
 work a step starts with (feeds, copies) and a late timer, too little for a burst; a new share
 starts with neither debt nor credit.
 
+A step smoother (the resource manager, which knows step boundaries) may move debt in time with
+``DeferIdle``: deferred debt is still owed but does not hold launches, and a negative deferral
+grants credit for idle time it asked for beyond what was owed; an allowance lets a step's own
+new debt up to that much go unheld (the smoother's pause pays it at the step end), so launches
+are held only when a step runs far beyond its usual length. Nothing is forgiven: the smoother
+pays it all back at later step ends.
+
 One ``ComputeShare`` per GPU worker; read and written on the event loop only (the worker's turn
 and messages), never blocking: a held launch is a ``call_later``.
 """
@@ -35,7 +42,18 @@ class SetComputeShare:
 
 @dataclass(frozen=True)
 class OwedIdle:
-    """Ask a GPU worker: seconds of idle time the device still owes now (0.0 when none)."""
+    """Ask a GPU worker: ``(owed, busy)``: seconds of idle time the device still owes now
+    (negative: its credit), and its busy time so far (the union of its kernels, seconds)."""
+
+
+@dataclass(frozen=True)
+class DeferIdle:
+    """Tell a GPU worker: ``seconds`` of what it owes stop holding launches (still owed); a negative
+    value grants that much credit beyond ``CREDIT_S`` for idle time the sender is about to add.
+    Until the next ``DeferIdle``, up to ``allowance`` seconds of new debt hold no launch either."""
+
+    seconds: float
+    allowance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,9 @@ class ComputeShare:
         self.percent = 100
         self.running = 0
         self.owed = 0.0
+        self.deferred = 0.0  # part of ``owed`` that does not hold launches (>= 0)
+        self.grant = 0.0  # credit beyond CREDIT_S the next idle may earn (>= 0)
+        self.allowance = 0.0  # debt beyond ``deferred`` that holds no launch either (>= 0)
         self.idle_since = clock()  # type: ignore[operator]
         self._period: list[tuple[float, float]] = []
         self.busy_s = 0.0
@@ -72,21 +93,31 @@ class ComputeShare:
             raise ValueError(f"compute share must be 1..100 percent, got {percent}")
         self.percent = percent
         # a new share starts clean: neither the old share's debt nor idle time before it counts
-        self.owed = 0.0
+        self.owed = self.deferred = self.grant = self.allowance = 0.0
         self.idle_since = self._clock()  # type: ignore[operator]
+
+    def defer(self, seconds: float, allowance: float = 0.0) -> None:
+        """See ``DeferIdle``: defer ``seconds`` of the debt, or grant ``-seconds`` of credit."""
+        self.deferred, self.grant = max(seconds, 0.0), max(-seconds, 0.0)
+        self.allowance = max(allowance, 0.0)
+
+    def _paid(self, idle: float) -> float:
+        """``owed`` after ``idle`` seconds: idle earns credit up to CREDIT_S (plus a grant) and
+        never takes away credit already held."""
+        return max(self.owed - idle, min(self.owed, -CREDIT_S - self.grant))
 
     def owed_now(self, now: float | None = None) -> float:
         """Idle seconds still owed (negative: credit), counting the idle time since the last kernel."""
         if self.running:
             return max(self.owed, 0.0)
         now = self._clock() if now is None else now  # type: ignore[operator]
-        return self.owed - max(now - self.idle_since, 0.0)
+        return self._paid(max(now - self.idle_since, 0.0))
 
     def hold_for(self, now: float) -> float:
         """How long a launch arriving ``now`` must wait; 0.0 means launch it now."""
         if self.running or self.percent >= 100:
             return 0.0
-        owed = self.owed_now(now)
+        owed = self.owed_now(now) - self.deferred - self.allowance  # idle pays the held part first
         return owed if owed >= MIN_SLOT_S else 0.0
 
     def held(self, seconds: float) -> None:
@@ -108,13 +139,16 @@ class ComputeShare:
         self._period.clear()
         # Idle time pays the debt: before the period (up to its first kernel) and inside it (a
         # completion still on its way to the loop keeps the period open while the device idles).
-        self.owed = max(self.owed - max(first - self.idle_since, 0.0), -CREDIT_S)
+        self.owed = self._paid(max(first - self.idle_since, 0.0))
+        self.deferred = min(self.deferred, max(self.owed, 0.0))
+        self.grant = 0.0
         self.idle_since = last
         self.busy_s += busy
         self.busy_periods += 1
         p = self.percent
         if p < 100:
-            self.owed = max(self.owed + busy * (100 - p) / p - (last - first - busy), -CREDIT_S)
+            self.owed = self.owed + busy * (100 - p) / p
+            self.owed = self._paid(last - first - busy)
 
     def stats(self) -> ShareStats:
         return ShareStats(self.percent, self.busy_s, self.held_s, self.busy_periods)

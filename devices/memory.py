@@ -18,8 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .allocator import AdjustableAllocator, BFCAllocator, MemoryStats, VirtualAddressSpace, VMemAllocator
-from .allocator import make_host_allocator
+from .allocator import (
+    AdjustableAllocator,
+    BFCAllocator,
+    MemoryStats,
+    VirtualAddressSpace,
+    VMemAllocator,
+    make_host_allocator,
+)
 
 logger = logging.getLogger(__name__)
 

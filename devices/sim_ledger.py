@@ -29,8 +29,8 @@ import os
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from antcolony.config.atomic_file import write_file_atomic
 

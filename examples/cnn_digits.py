@@ -78,13 +78,13 @@ def main(argv: list[str] | None = None) -> float:
             if (i + 1) % 50 == 0:
                 summary, _, step = sess.run([merged, train_op, global_step], feed_dict=feed)
                 writer.add_summary(summary, step)
-                print("step %d, loss %.4f" % (step, sess.run(loss, feed_dict={x: x_train, y: y_train})))
+                print(f"step {step}, loss {sess.run(loss, feed_dict={x: x_train, y: y_train}):.4f}")
             else:
                 sess.run(train_op, feed_dict=feed)
         test_accuracy = sess.run(accuracy, feed_dict={x: x_test, y: y_test})
         writer.close()
-    print("summaries in %s" % logdir)
-    print("test accuracy %.4f" % test_accuracy)
+    print(f"summaries in {logdir}")
+    print(f"test accuracy {test_accuracy:.4f}")
     return float(test_accuracy)
 
 

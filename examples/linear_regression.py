@@ -41,10 +41,10 @@ def main(argv: list[str] | None = None) -> tuple[float, float, float]:
             sess.run(optimizer, feed_dict={X: train_X, Y: train_Y})
             if (epoch + 1) % 200 == 0:
                 c = sess.run(cost, feed_dict={X: train_X, Y: train_Y})
-                print("Epoch: %04d cost= %.6f W= %.4f b= %.4f" % (epoch + 1, c, sess.run(W), sess.run(b)))
+                print(f"Epoch: {epoch + 1:04d} cost= {c:.6f} W= {sess.run(W):.4f} b= {sess.run(b):.4f}")
         training_cost = sess.run(cost, feed_dict={X: train_X, Y: train_Y})
         w_value, b_value = sess.run([W, b])
-    print("Training cost= %.6f W= %.4f b= %.4f" % (training_cost, w_value, b_value))
+    print(f"Training cost= {training_cost:.6f} W= {w_value:.4f} b= {b_value:.4f}")
     return float(w_value), float(b_value), float(training_cost)
 
 

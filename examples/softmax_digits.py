@@ -53,16 +53,16 @@ def main(argv: list[str] | None = None) -> float:
             sess.run(train_step, feed_dict={x: x_train[idx], y_: y_train[idx]})
             if (i + 1) % 250 == 0:
                 path = saver.save(sess, os.path.join(model_dir, "model.ckpt"), global_step=global_step)
-                print("step %d, train accuracy %.4f, saved %s"
-                      % (i + 1, sess.run(accuracy, feed_dict={x: x_train, y_: y_train}), path))
+                train_accuracy = sess.run(accuracy, feed_dict={x: x_train, y_: y_train})
+                print(f"step {i + 1}, train accuracy {train_accuracy:.4f}, saved {path}")
         path = saver.save(sess, os.path.join(model_dir, "model.ckpt"), global_step=global_step)
 
     # A new session knows nothing of the trained values until it restores them.
     with tf.Session() as sess:
         saver.restore(sess, tf.train.latest_checkpoint(model_dir))
         test_accuracy = sess.run(accuracy, feed_dict={x: x_test, y_: y_test})
-        print("restored %s at step %d" % (path, sess.run(global_step)))
-    print("test accuracy %.4f" % test_accuracy)
+        print(f"restored {path} at step {sess.run(global_step)}")
+    print(f"test accuracy {test_accuracy:.4f}")
     return float(test_accuracy)
 
 

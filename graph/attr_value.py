@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["encode_attr_value", "decode_attr_value"]
+__all__ = ["decode_attr_value", "encode_attr_value"]
 
 
 def encode_attr_value(value: Any) -> Any:

@@ -14,16 +14,20 @@ from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
 from .ops.array import reshape
 from .ops.control import identity
-from .ops.normalization import batch_normalization as nn_batch_normalization, moments
+from .ops.normalization import batch_normalization as nn_batch_normalization
+from .ops.normalization import moments
 from .ops.state import assign_sub
 from .variable_scope import get_variable, variable_scope
 from .variables import Variable
 
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS, _ONES = I.Zeros(), I.Ones()
+
 
 def batch_normalization(
     inputs: Any, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
-    scale: bool = True, beta_initializer: Any = I.Zeros(), gamma_initializer: Any = I.Ones(),
-    moving_mean_initializer: Any = I.Zeros(), moving_variance_initializer: Any = I.Ones(),
+    scale: bool = True, beta_initializer: Any = _ZEROS, gamma_initializer: Any = _ONES,
+    moving_mean_initializer: Any = _ZEROS, moving_variance_initializer: Any = _ONES,
     beta_regularizer: Any = None, gamma_regularizer: Any = None, training: Any = False, trainable: bool = True,
     name: str | None = None, reuse: Any = None, renorm: bool = False, fused: bool | None = None,
     virtual_batch_size: int | None = None,
@@ -59,8 +63,8 @@ def batch_normalization(
             target = [1] * rank
             target[axis] = int(channels)
             mean, variance = reshape(mean, target), reshape(variance, target)
-            gamma_t = reshape(gamma, target) if gamma is not None else None
-            beta_t = reshape(beta, target) if beta is not None else None
+            gamma_t: Tensor | Variable | None = reshape(gamma, target) if gamma is not None else None
+            beta_t: Tensor | Variable | None = reshape(beta, target) if beta is not None else None
         else:
             gamma_t, beta_t = gamma, beta
         return nn_batch_normalization(x, mean, variance, beta_t, gamma_t, epsilon)

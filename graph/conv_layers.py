@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -12,12 +13,15 @@ from . import initializers as I
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
-from .ops.conv import avg_pool, conv2d as nn_conv2d, max_pool
+from .ops.conv import avg_pool, max_pool
+from .ops.conv import conv2d as nn_conv2d
 from .ops.nn import bias_add
 from .variable_scope import get_variable, variable_scope
 
-__all__ = ["conv2d", "max_pooling2d", "average_pooling2d"]
+__all__ = ["average_pooling2d", "conv2d", "max_pooling2d"]
 
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS = I.Zeros()
 _FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
 
 
@@ -38,7 +42,7 @@ def _two(value: Any) -> tuple[int, int]:
 def conv2d(
     inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
     data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Callable[[Tensor], Tensor] | None = None,
-    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = I.Zeros(),
+    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = _ZEROS,
     kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
     trainable: bool = True, name: str | None = None, reuse: Any = None,
 ) -> Tensor:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,12 +15,16 @@ from antcolony.errors import GraphError
 from . import shapes as S
 from .device_spec import canonical_device
 from .registry import OpDef, get_op_def
+from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
+
+if TYPE_CHECKING:
+    from .graph_def import GraphDef
 
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 
 
-class Tensor:
+class Tensor(TensorOperators):
     """One output of an Operation: a symbolic handle, valued only inside ``session.run``."""
 
     __slots__ = ("op", "value_index", "dtype", "_shape", "__weakref__")
@@ -64,8 +69,8 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<ac.Tensor '{self.name}' shape={S.format_shape(self._shape)} dtype={self.dtype.name}>"
 
-    # Operators (+, -, @, ...) are attached by graph/ops/operators.py, as TF's math_ops does;
-    # eval() by graph/default_session.py.
+    # Operators (+, -, @, ...) come from TensorOperators; eval() is attached by
+    # graph/default_session.py.
     __array_priority__ = 100
 
     def __bool__(self) -> bool:
@@ -124,7 +129,7 @@ class Operation:
         if tensor.graph is not self.graph:
             raise GraphError(f"{tensor.name} belongs to another graph than {self.name}")
         old = self.inputs[index]
-        self.inputs = self.inputs[:index] + (tensor,) + self.inputs[index + 1:]
+        self.inputs = (*self.inputs[:index], tensor, *self.inputs[index + 1:])
         if old.op is not tensor.op and not any(t.op is old.op for t in self.inputs) and old.op not in self.control_inputs:
             old.op._consumers.remove(self)
         if self not in tensor.op._consumers:
@@ -132,7 +137,7 @@ class Operation:
 
     def _add_control_input(self, op: Operation) -> None:
         if op not in self.control_inputs:
-            self.control_inputs = self.control_inputs + (op,)
+            self.control_inputs = (*self.control_inputs, op)
             op._consumers.append(self)
 
     def __repr__(self) -> str:
@@ -172,6 +177,12 @@ class Graph:
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
+
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
+        """This graph as a ``GraphDef`` (TF1's ``Graph.as_graph_def``; see graph/graph_def.py)."""
+        from .graph_def import graph_to_def  # graph_def imports this module
+
+        return graph_to_def(self, from_version, add_shapes)
 
     def get_operation_by_name(self, name: str) -> Operation:
         if ":" in name:

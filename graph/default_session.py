@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol, TypeVar
 
 from antcolony.errors import AsyncOnlyError, NoDefaultSessionError
 
@@ -18,10 +19,13 @@ from .core import Graph, Operation, Tensor
 
 
 class BlockingSession(Protocol):
-    graph: Graph
+    @property
+    def graph(self) -> Graph: ...
 
     def run(self, fetches: Any, feed_dict: Any = None) -> Any: ...
 
+
+_S = TypeVar("_S", bound=BlockingSession)
 
 _stack: contextvars.ContextVar[tuple[BlockingSession, ...]] = contextvars.ContextVar(
     "ac_default_session", default=()
@@ -35,8 +39,8 @@ def get_default_session() -> BlockingSession | None:
 
 
 @contextlib.contextmanager
-def default_session(session: BlockingSession) -> Iterator[BlockingSession]:
-    token = _stack.set(_stack.get() + (session,))
+def default_session(session: _S) -> Iterator[_S]:
+    token = _stack.set((*_stack.get(), session))
     try:
         yield session
     finally:
@@ -45,7 +49,7 @@ def default_session(session: BlockingSession) -> Iterator[BlockingSession]:
 
 def push_default_session(session: BlockingSession) -> None:
     """Make ``session`` the default until ``pop_default_session`` (InteractiveSession's lifetime)."""
-    _stack.set(_stack.get() + (session,))
+    _stack.set((*_stack.get(), session))
 
 
 def pop_default_session(session: BlockingSession) -> None:

@@ -10,8 +10,8 @@ through it.
 from __future__ import annotations
 
 import contextlib
-
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 

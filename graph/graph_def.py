@@ -9,7 +9,8 @@ dtypes, tuples vs lists, None, bools, ints, floats including nan/inf, strings, n
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -18,7 +19,7 @@ from .core import Graph, Operation, Tensor, get_default_graph
 from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
 
-__all__ = ["GraphDef", "import_graph_def", "encode_attr_value", "decode_attr_value"]
+__all__ = ["GraphDef", "decode_attr_value", "encode_attr_value", "import_graph_def"]
 
 PRODUCER = 1
 MIN_CONSUMER = 1
@@ -110,7 +111,7 @@ def _checked_node(node: Any, index: int) -> dict[str, Any]:
 
 # -- export -----------------------------------------------------------------------------
 
-def _as_graph_def(self: Graph, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
+def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
     """This graph as a ``GraphDef`` (``Graph.as_graph_def``, as TF1).
 
     ``from_version``: only ops added since ``graph.version`` was that value. ``add_shapes``: record
@@ -133,9 +134,6 @@ def _as_graph_def(self: Graph, from_version: int | None = None, add_shapes: bool
         inputs = [t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
         nodes.append({"name": op.name, "op": op.type, "input": inputs, "device": op.device, "attr": attr})
     return GraphDef(nodes)
-
-
-Graph.as_graph_def = _as_graph_def  # type: ignore[attr-defined]
 
 
 # -- import -----------------------------------------------------------------------------
@@ -293,7 +291,7 @@ def _topological_order(node_list: list[dict[str, Any]], deps: dict[str, list[str
                     break
                 if seen == 1:
                     path = [n for n, _ in stack]
-                    cycle = " -> ".join(path[path.index(dep):] + [dep])
+                    cycle = " -> ".join([*path[path.index(dep):], dep])
                     raise GraphError(f"graph def has a cycle through node {dep!r}: {cycle}")
             else:
                 stack.pop()

@@ -8,7 +8,8 @@ so layers may take an initializer by name (``get("he_normal")``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -17,10 +18,10 @@ from antcolony.errors import GraphError
 from . import dtypes
 from . import shapes as S
 from .core import Tensor
-from .tensor_shape import TensorShape
 from .ops.array import ones, zeros
 from .ops.constant import constant
 from .ops.random import random_normal, random_uniform, truncated_normal
+from .tensor_shape import TensorShape
 
 INITIALIZERS: dict[str, type[Initializer]] = {}
 
@@ -42,7 +43,7 @@ def register_initializer(*names: str) -> Callable[[type[Initializer]], type[Init
 
 def get(identifier: Any) -> Initializer | Callable[..., Any] | None:
     """An initializer from a name (``"zeros"``), an instance, a class, or None."""
-    if identifier is None or callable(identifier) and not isinstance(identifier, type):
+    if identifier is None or (callable(identifier) and not isinstance(identifier, type)):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         return identifier()
@@ -53,7 +54,7 @@ def get(identifier: Any) -> Initializer | Callable[..., Any] | None:
 
 def _full_shape(shape: Any) -> tuple[int, ...]:
     dims = S.as_shape(TensorShape(shape).dims if isinstance(shape, TensorShape) else shape)
-    if dims is None or any(d is None for d in dims):
+    if not S.is_fully_defined(dims):
         raise GraphError(f"an initializer needs a fully defined shape, got {shape!r}")
     return tuple(int(d) for d in dims)
 

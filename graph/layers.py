@@ -8,13 +8,17 @@ shares them.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from antcolony.errors import GraphError
 
 from . import initializers as I
+from . import shapes as S
+from .batch_norm_layer import batch_normalization
+from .conv_layers import average_pooling2d, conv2d, max_pooling2d
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
@@ -25,15 +29,16 @@ from .ops.nn import bias_add
 from .ops.nn_composite import dropout as nn_dropout
 from .variable_scope import variable_scope
 
-from .batch_norm_layer import batch_normalization
-from .conv_layers import average_pooling2d, conv2d, max_pooling2d
+__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
 
-__all__ = ["dense", "dropout", "flatten", "batch_normalization", "conv2d", "max_pooling2d", "average_pooling2d"]
+
+# Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
+_ZEROS = I.Zeros()
 
 
 def dense(
     inputs: Any, units: int, activation: Callable[[Tensor], Tensor] | None = None, use_bias: bool = True,
-    kernel_initializer: Any = None, bias_initializer: Any = I.Zeros(), kernel_regularizer: Any = None,
+    kernel_initializer: Any = None, bias_initializer: Any = _ZEROS, kernel_regularizer: Any = None,
     bias_regularizer: Any = None, activity_regularizer: Any = None, trainable: bool = True,
     name: str | None = None, reuse: Any = None,
 ) -> Tensor:
@@ -72,8 +77,9 @@ def _variable(name: str, shape: list[int], dtype: Any, initializer: Any, regular
 
 
 def _restore_leading_dims(out: Tensor, x: Tensor, units: int) -> Tensor:
+    assert x._shape is not None  # dense checked the rank
     inner = x._shape[1:-1]
-    if any(d is None for d in inner):
+    if not S.is_fully_defined(inner):
         # Reshape takes a static target with at most one unknown (-1) dimension.
         raise GraphError(
             f"dense: {x.name} has shape {x.shape}; only its first dimension may be unknown when its rank is above 2"
@@ -112,7 +118,7 @@ def flatten(inputs: Any, name: str | None = None, data_format: str = "channels_l
         if x._shape is None or len(x._shape) < 1:
             raise GraphError(f"flatten needs an input of known rank >= 1, but {x.name} has shape {x.shape}")
         rest = x._shape[1:]
-        if all(d is not None for d in rest):
+        if S.is_fully_defined(rest):
             return reshape(x, [-1, int(np.prod(rest, dtype=np.int64))])
         if x._shape[0] is not None:
             return reshape(x, [int(x._shape[0]), -1])

@@ -21,9 +21,18 @@ from .ops.nn import softmax_cross_entropy_with_logits_v2, sparse_softmax_cross_e
 from .ops.nn_composite import sigmoid_cross_entropy_with_logits
 
 __all__ = [
-    "Reduction", "compute_weighted_loss", "mean_squared_error", "absolute_difference", "sigmoid_cross_entropy",
-    "softmax_cross_entropy", "sparse_softmax_cross_entropy", "add_loss", "get_losses",
-    "get_regularization_losses", "get_regularization_loss", "get_total_loss",
+    "Reduction",
+    "absolute_difference",
+    "add_loss",
+    "compute_weighted_loss",
+    "get_losses",
+    "get_regularization_loss",
+    "get_regularization_losses",
+    "get_total_loss",
+    "mean_squared_error",
+    "sigmoid_cross_entropy",
+    "softmax_cross_entropy",
+    "sparse_softmax_cross_entropy",
 ]
 
 

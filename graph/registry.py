@@ -8,8 +8,9 @@ shapes, which the graph re-raises as ``GraphError`` naming the op.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any, TypeGuard, overload
 
 import numpy as np
 
-Shape = Optional[Tuple[Optional[int], ...]]
+Shape = tuple[int | None, ...] | None
+KnownShape = tuple[int, ...]  # every dim known
 
 
 def as_shape(value: Any) -> Shape:
@@ -23,12 +25,12 @@ def rank(shape: Shape) -> int | None:
 
 
 def num_elements(shape: Shape) -> int | None:
-    if shape is None or any(d is None for d in shape):
+    if not is_fully_defined(shape):
         return None
     return int(np.prod(shape, dtype=np.int64))
 
 
-def is_fully_defined(shape: Shape) -> bool:
+def is_fully_defined(shape: Shape) -> TypeGuard[KnownShape]:
     return shape is not None and all(d is not None for d in shape)
 
 
@@ -41,6 +43,10 @@ def compatible(a: Shape, b: Shape) -> bool:
     return all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
+@overload
+def merge(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> tuple[int | None, ...]: ...
+@overload
+def merge(a: Shape, b: Shape) -> Shape: ...
 def merge(a: Shape, b: Shape) -> Shape:
     """The most specific shape compatible with both (caller checked ``compatible``)."""
     if a is None:

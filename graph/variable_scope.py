@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import enum
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
 from . import dtypes
-from . import shapes as S
 from . import initializers as I
+from . import shapes as S
 from .core import Graph, Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import graph_of
@@ -36,7 +37,7 @@ class VariableScope:
 
     def __init__(
         self, reuse: bool | _ReuseMode | None, name: str = "", initializer: Any = None,
-        regularizer: Callable[[Tensor], Any] | None = None, dtype: Any = dtypes.float32,
+        regularizer: Callable[[Variable], Any] | None = None, dtype: Any = dtypes.float32,
         original_name_scope: str = "",
     ) -> None:
         self.name = name
@@ -57,14 +58,14 @@ class VariableScope:
     def set_initializer(self, initializer: Any) -> None:
         self.initializer = initializer
 
-    def set_regularizer(self, regularizer: Callable[[Tensor], Any] | None) -> None:
+    def set_regularizer(self, regularizer: Callable[[Variable], Any] | None) -> None:
         self.regularizer = regularizer
 
     def set_dtype(self, dtype: Any) -> None:
         self.dtype = dtypes.as_dtype(dtype)
 
     def get_variable(self, name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                     regularizer: Callable[[Tensor], Any] | None = None, reuse: Any = None,
+                     regularizer: Callable[[Variable], Any] | None = None, reuse: Any = None,
                      trainable: bool | None = None, collections: Sequence[str] | None = None,
                      validate_shape: bool = True) -> Variable:
         full = f"{self.name}/{name}" if self.name else name
@@ -89,7 +90,7 @@ class _Store:
         self.scope_counts: dict[str, int] = {}
 
     def get_variable(self, full: str, shape: Any, dtype: Any, default_dtype: Any, initializer: Any,
-                     regularizer: Callable[[Tensor], Any] | None, reuse: bool | _ReuseMode,
+                     regularizer: Callable[[Variable], Any] | None, reuse: bool | _ReuseMode,
                      trainable: bool | None, collections: Sequence[str] | None, validate_shape: bool) -> Variable:
         found = self.variables.get(full)
         if found is not None:
@@ -182,7 +183,7 @@ def get_variable_scope() -> VariableScope:
 
 
 def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                 regularizer: Callable[[Tensor], Any] | None = None, trainable: bool | None = None,
+                 regularizer: Callable[[Variable], Any] | None = None, trainable: bool | None = None,
                  collections: Sequence[str] | None = None, validate_shape: bool = True,
                  use_resource: bool | None = None, reuse: Any = None) -> Variable:
     """The variable ``<scope>/<name>``: created (reuse False / AUTO_REUSE) or shared (reuse True / AUTO_REUSE)."""
@@ -194,7 +195,7 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
 @contextlib.contextmanager
 def variable_scope(
     name_or_scope: str | VariableScope | None, default_name: str | None = None, values: Sequence[Any] | None = None,
-    initializer: Any = None, regularizer: Callable[[Tensor], Any] | None = None, reuse: Any = None,
+    initializer: Any = None, regularizer: Callable[[Variable], Any] | None = None, reuse: Any = None,
     dtype: Any = None, auxiliary_name_scope: bool = True,
 ) -> Any:
     """Open a variable scope (and, by default, a name scope of the same name for ops).

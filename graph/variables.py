@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import dtypes
 from .core import Graph, Operation, Tensor, get_default_graph
@@ -10,13 +11,14 @@ from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
 from .ops.control import group
 from .ops.state import assign, assign_add, assign_sub, variable_op
+from .tensor_operators import TensorOperators
 
 GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
 TRAINABLE_VARIABLES = GraphKeys.TRAINABLE_VARIABLES
 LOCAL_VARIABLES = GraphKeys.LOCAL_VARIABLES
 
 
-class Variable:
+class Variable(TensorOperators):
     """A mutable tensor living in the session across steps.
 
     ``v.op`` is the VariableV2 op, ``v.initializer`` the op that assigns ``initial_value``;

@@ -10,6 +10,7 @@ multi-tower recipe). Prints the step time of each and the scaling (1-GPU time / 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from typing import Any
@@ -27,7 +28,7 @@ def build(towers: list[str], width: int, depth: int, features: int) -> tuple[ac.
         y = ac.placeholder(ac.float32, [None, 1], name="y")
         sizes = [features] + [width] * depth + [1]
         ws = [ac.Variable((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), name=f"w{i}")
-              for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
+              for i, (a, b) in enumerate(itertools.pairwise(sizes))]
         n = len(towers)
         per_tower = []
         for k, device in enumerate(towers):

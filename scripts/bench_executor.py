@@ -16,7 +16,8 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def tf_figures(n: int, repeat: int, mats: list[np.ndarray]) -> dict[str, float] 
             fetch = build(tf, n, start)
         with tf.Session(graph=g, config=config) as s:
             s.run(fetch, {start: 0.0})
-            figs[key] = best_of(lambda: s.run(fetch, {start: 0.0}), repeat)
+            figs[key] = best_of(lambda: s.run(fetch, {start: 0.0}), repeat)  # noqa: B023 - timed before the loop moves on
     g = tf.Graph()
     with g.as_default():
         c = tf.constant(1.0)

@@ -20,16 +20,17 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import antcolony as ac
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import train_digits  # noqa: E402  (the main job's model)
+import train_digits
 
 PERCENTS = (10, 25, 50, 75, 90)
 BUSY_TOLERANCE = 0.05

@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         for job_id in jobs:
             try:
                 client.stop(job_id)
-            except Exception as exc:  # noqa: BLE001 - the cluster goes down next anyway
+            except Exception as exc:
                 print(f"could not stop {job_id}: {exc}", file=sys.stderr)
         ray.shutdown()
         cluster.shutdown()

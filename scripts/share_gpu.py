@@ -178,7 +178,7 @@ def plot(jobs: list[Job], marks: list[tuple[float, str]], capacity: int, path: s
     colors = {"A": "tab:blue", "B": "tab:orange"}
     for job in jobs:
         t = [s.t for s in job.samples]
-        c = colors.get(job.name, None)
+        c = colors.get(job.name)
         ax_rate.plot(t, [s.rate for s in job.samples], color=c, label=f"job {job.name}")
         ax_dev.plot(t, [s.gpu.get("deviceMemUsedMax", float("nan")) / MiB for s in job.samples], color=c,
                     label=f"job {job.name} device used (max per window)")

@@ -39,8 +39,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from antcolony.config.atomic_file import write_file_atomic
-from antcolony.devices.sim_ledger import RUNTIME_DIR_ENV
 from soak_checks import (
     FIGURES,
     LOOP_EXECUTOR_PREFIX,
@@ -57,6 +55,8 @@ from soak_faults import FAULTS
 from soak_job import MiB, Surprise, World, build_job, describe, open_session, train_step, warm_up
 
 import antcolony as ac
+from antcolony.config.atomic_file import write_file_atomic
+from antcolony.devices.sim_ledger import RUNTIME_DIR_ENV
 
 
 @dataclass
@@ -174,7 +174,7 @@ async def _train(world: World, report: Report, args: argparse.Namespace, steps: 
             async with asyncio.timeout(args.hang):
                 report.last_loss = await train_step(world.sess, world.job)
             report.steps += 1
-    except Exception as exc:  # noqa: BLE001 - any failure to train is the finding
+    except Exception as exc:
         what = f"HANG, not done after {args.hang:.0f} s" if isinstance(exc, TimeoutError) else describe(exc)
         report.failures.append(f"a normal training step {when} failed: {what}")
         print(f"  FAILED {report.failures[-1]}", flush=True)
@@ -196,7 +196,7 @@ async def _inject(world: World, kind: str, number: int, report: Report, args: ar
         report.failures.append(f"fault #{number} ({kind}): HANG, not done after {args.hang:.0f} s")
         print(f"  FAILED {report.failures[-1]}", flush=True)
         return False
-    except Exception as exc:  # noqa: BLE001 - reported as the fault's failure
+    except Exception as exc:
         report.failures.append(f"fault #{number} ({kind}): unexpected {describe(exc)}")
         print(f"  FAILED {report.failures[-1]}", flush=True)
     return True

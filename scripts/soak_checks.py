@@ -40,10 +40,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from antcolony.actors.runtime import get_runtime
 from soak_job import CPU_PRIORITY_THREADS, INTER_OP_THREADS
 
 import antcolony as ac
+from antcolony.actors.runtime import get_runtime
 
 #: Thread-name prefixes of the pools described above.
 OWNED_POOLS = re.compile(r"^(sim-gpu\d+-|antcolony-cpu|antcolony-engine-|soak-loop-executor)")

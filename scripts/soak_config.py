@@ -18,11 +18,11 @@ import json
 import time
 from collections.abc import Callable
 
-from antcolony.config.atomic_file import write_file_atomic
-from antcolony.config.listener_messages import GetStats
 from soak_job import MiB, Surprise, World, open_session, warm_up
 
 import antcolony as ac
+from antcolony.config.atomic_file import write_file_atomic
+from antcolony.config.listener_messages import GetStats
 
 ROOMY = (64 * MiB, 128 * MiB, 256 * MiB)
 SQUEEZED = (1 * MiB, 2 * MiB)  # a slow step with a training step needs about 4 MiB

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from antcolony.config import build_status
 
 from antcolony.__main__ import main
+from antcolony.config import build_status
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

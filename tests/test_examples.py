@@ -58,7 +58,7 @@ def test_softmax_digits_saves_restores_and_reaches_90_percent(tmp_path):
     pytest.importorskip("sklearn", reason="the digits data: pip install -e '.[examples]'")
     out = _run("softmax_digits.py", "--model-dir", str(tmp_path))
     assert _accuracy(out) >= 0.90
-    assert "restored %s at step 1000" % os.path.join(str(tmp_path), "model.ckpt-1000") in out
+    assert f"restored {os.path.join(str(tmp_path), 'model.ckpt-1000')} at step 1000" in out
     # max_to_keep=2: the two newest checkpoints remain, with the state file naming the latest
     kept = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("model.ckpt-"))
     assert {n.split(".")[1] for n in kept} == {"ckpt-750", "ckpt-1000"}, kept

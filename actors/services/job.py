@@ -86,7 +86,7 @@ class JobServices:
         await service.aclose()
 
     async def aclose(self) -> None:
-        services = [*self.managers.values(), *self.reporters.values()]
+        services: list[ResourceManager | StatisticsReporter] = [*self.managers.values(), *self.reporters.values()]
         self.managers.clear()
         self.reporters.clear()
         self._users.clear()

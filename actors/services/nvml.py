@@ -57,7 +57,7 @@ class NvmlReader:
                 try:
                     nvml = self._module if self._module is not None else _import_pynvml()
                     nvml.nvmlInit()
-                except Exception as exc:  # noqa: BLE001 - whatever NVML raises means no NVML
+                except Exception as exc:
                     self._state = False
                     logger.info("NVML is not usable (%s: %s); deviceMemUsedNvidia will be -1",
                                 type(exc).__name__, exc)
@@ -78,7 +78,7 @@ class NvmlReader:
                 # NVML parses domain:bus:device.function with %x fields, so our form passes as is.
                 handle = self._handles[key] = nvml.nvmlDeviceGetHandleByPciBusId(key)
             return int(nvml.nvmlDeviceGetMemoryInfo(handle).used)
-        except Exception as exc:  # noqa: BLE001 - documented: -1 on any error
+        except Exception as exc:
             self._handles.pop(key, None)
             if key not in self._reported:
                 self._reported.add(key)
@@ -102,5 +102,5 @@ class NvmlReader:
         if initialised and callable(shutdown := getattr(nvml, "nvmlShutdown", None)):
             try:
                 shutdown()
-            except Exception as exc:  # noqa: BLE001 - shutting down; nothing to do about it
+            except Exception as exc:
                 logger.debug("nvmlShutdown failed: %r", exc)

@@ -11,8 +11,8 @@ action, phase 2, in the task that called ``session.run``):
   superseded by a newer config.
 - ``perfControl`` p in 1..99: every GPU worker keeps its device busy at most p % of the time
   (``devices/gpu_share.py``: launches wait while the device owes idle time), and each step ends
-  with a pause of whatever idle time its GPUs still owe, so a step plus its pause lasts
-  ``gpu_busy_time * 100 / p``. p = 0 suspends each caller at its step boundary (memory kept)
+  with a pause for the idle time its GPUs still owe, spread over steps by a ``StepSmoother`` so
+  a step plus its pause lasts the running mean of ``gpu_busy_time * 100 / p``. p = 0 suspends each caller at its step boundary (memory kept)
   until a config with p > 0 arrives or its session closes.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,11 @@ from antcolony.actors.run_actions import RunAction, RunContext, RunGroup
 from antcolony.config.file_listener import ConfigSnapshot, Poll, spawn_file_listener
 from antcolony.config.resource_config import ResourceConfig
 from antcolony.devices.allocator import format_bytes
-from antcolony.devices.gpu_share import GetShareStats, OwedIdle, SetComputeShare
 from antcolony.devices.device_set import HOST
+from antcolony.devices.gpu_share import DeferIdle, GetShareStats, OwedIdle, SetComputeShare
 from antcolony.errors import CancelledError
+
+from .step_smoother import StepSmoother
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +86,11 @@ class ResourceManager:
         self._suspended_callers = 0
         self._applied = 0
         self._latency: float | None = None
+        # session -> (its smoother, when its last pause ended, its GPUs' busy totals then); a new
+        # perfControl starts afresh
+        self._smoothers: weakref.WeakKeyDictionary[Any, tuple[StepSmoother, float | None, dict[Any, float]]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.listener = spawn_file_listener(path, poll_interval, subscribers=(self._on_snapshot,), name=f"config:{path}")
         self.action = RunAction(f"resource_manager:{path}", RunGroup.POST, PHASE, self.after_step, (CancelledError,))
 
@@ -105,7 +113,7 @@ class ResourceManager:
         if self.perf_control == 0:
             await self._suspend(ctx.session)
         elif self.perf_control < 100:
-            await self._pause(ctx.devices)
+            await self._pause(ctx)
 
     def _apply(self, snapshot: ConfigSnapshot) -> None:
         config: ResourceConfig = snapshot.config
@@ -118,6 +126,7 @@ class ResourceManager:
         if perf is not None and perf != self.perf_control:
             logger.info("%s: perfControl %d -> %d", self.path, self.perf_control, perf)
             self.perf_control = perf
+            self._smoothers.clear()
             for worker in self.devices.gpu_workers:
                 worker.tell(SetComputeShare(perf if perf > 0 else 100))
         self._applied += 1
@@ -149,15 +158,28 @@ class ResourceManager:
             else:
                 self.limits[index] = LimitState(state.asked, reached, memory.limit_shortfall())
 
-    async def _pause(self, devices: tuple[str, ...]) -> None:
-        """Wait out the idle time the step's GPUs still owe (the step's share of the duty cycle)."""
-        workers = [self.devices.worker_for(d) for d in devices if d != HOST]
+    async def _pause(self, ctx: RunContext) -> None:
+        """Pause for the idle time the step's GPUs owe (the step's share of the duty cycle), as
+        the session's smoother spreads it; what it leaves owed is deferred, not forgiven."""
+        workers = [self.devices.worker_for(d) for d in ctx.devices if d != HOST]
         if not workers:
             return
-        owed = max(await asyncio.gather(*(w.ask(OwedIdle()) for w in workers)))
-        if owed > 0:
-            self._paused += owed
-            await asyncio.sleep(owed)
+        replies = await asyncio.gather(*(w.ask(OwedIdle()) for w in workers))
+        now = time.perf_counter()
+        smoother, last_end, seen = self._smoothers.get(ctx.session, (StepSmoother(), None, {}))
+        step_s = ctx.duration_us / 1e6 if last_end is None else now - last_end
+        # the step's GPU busy time: on its busiest GPU, since this session's last step ended
+        busy_s = None if last_end is None else max(busy - seen.get(w, busy) for w, (_, busy) in zip(workers, replies))
+        owed = [o for o, _ in replies]
+        pause = smoother.pause(step_s, max(owed), busy_s, self.perf_control)
+        allowance = smoother.allowance(self.perf_control)
+        for worker, its_owed in zip(workers, owed):
+            worker.tell(DeferIdle(its_owed - pause, allowance))
+        if pause > 0:
+            self._paused += pause
+            await asyncio.sleep(pause)
+        seen.update((w, busy) for w, (_, busy) in zip(workers, replies))
+        self._smoothers[ctx.session] = (smoother, time.perf_counter(), seen)
 
     async def _suspend(self, session: Any) -> None:
         logger.info("%s: perfControl 0: job suspended at a step boundary (memory kept)", self.path)

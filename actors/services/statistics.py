@@ -179,6 +179,10 @@ def _resolve(waiters: list[asyncio.Future[bool]], ok: bool) -> None:
             waiter.set_result(ok)
 
 
+
+def _unset_clock() -> float:
+    raise RuntimeError("the statistics dumper reads the loop's clock only once started")
+
 class StatisticsDumper(Actor):
     """Keeps the status file at ``path`` (one dumper per job/session); runs in its own actor.
 
@@ -208,7 +212,7 @@ class StatisticsDumper(Actor):
                              "idle_after > 0 and mean_threshold >= 0")
         self.path, self.interval, self.idle_after, self.window = str(path), interval, idle_after, window
         self.huge_change, self.mean_threshold = huge_change, mean_threshold
-        self._clock = clock
+        self._clock: Callable[[], float] = clock or _unset_clock  # the loop's clock once started
         self._owns_nvml = nvml is None
         self._nvml = nvml if nvml is not None else NvmlReader()
         self._graphs: dict[str, _Graph] = {}
@@ -229,7 +233,7 @@ class StatisticsDumper(Actor):
         self._last_error: str | None = None
 
     def on_start(self) -> None:
-        if self._clock is None:
+        if self._clock is _unset_clock:
             self._clock = self.runtime.loop.time
 
     def on_stop(self) -> None:
@@ -314,7 +318,7 @@ class StatisticsDumper(Actor):
             return
         try:
             self._writer = self.runtime.create_task(self._write_loop(), name=f"{self.ref.name}.write")
-        except Exception as exc:  # noqa: BLE001 - the runtime is shutting down: nothing more to write
+        except Exception as exc:
             logger.debug("statistics: no write of %s: %r", self.path, exc)
             waiters, self._waiters = self._waiters, []
             _resolve(waiters, False)
@@ -352,7 +356,7 @@ class StatisticsDumper(Actor):
                      for key, f in fields.items()}
             status = build_status(usage, mini_batch, means)
             await write_status_atomic(self.path, status)
-        except Exception as exc:  # noqa: BLE001 - any failure is logged and retried, never raised
+        except Exception as exc:
             self._write_failed(exc, windows)
             return False
         if self._last_error is not None:

@@ -111,7 +111,7 @@ class BFCAllocator:
             if b > self._window_peak:
                 self._window_peak = b
                 self._peak = max(self._peak, b)
-            if r > self._largest_alloc:  # noqa: PLR1730 - hot path: no builtin call
+            if r > self._largest_alloc:
                 self._largest_alloc = r
             self._num_allocs += 1
             rs = c._rs

@@ -16,7 +16,7 @@ from antcolony.errors import ConfigError, ResourceExhaustedError
 
 from .bfc import Allocation, BFCAllocator
 from .stats import MemoryStats, format_bytes
-from .sub_allocator import HostMemory
+from .sub_allocator import HostMemory, SubAllocator
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def host_mem_limit_from_env(default: int = DEFAULT_HOST_MEM_LIMIT) -> int:
     return mib << 20
 
 
-def make_host_allocator(name: str, limit: int | None = None, sub_allocator: HostMemory | None = None) -> BFCAllocator:
+def make_host_allocator(name: str, limit: int | None = None, sub_allocator: SubAllocator | None = None) -> BFCAllocator:
     """The host fallback BFC: growing regions (as AntMan), limit ``limit`` or from the env/default.
 
     The CUDA backend passes a pinned-memory ``sub_allocator`` so kernels can read the memory."""

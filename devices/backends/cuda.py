@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from antcolony.errors import UnavailableError
 
@@ -33,7 +34,7 @@ def import_cupy() -> Any:
         ) from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError, a RuntimeError subclass
+    except Exception as exc:
         status = getattr(exc, "status", None)
         why = "no usable NVIDIA driver" if status == 35 else ("no CUDA device visible" if status == 100 else str(exc))
         raise UnavailableError(
@@ -69,7 +70,7 @@ class CudaStream(Stream):
         try:
             with self._cupy.cuda.Device(self.device), self._stream:
                 cell.append(fn(*args))
-        except Exception as exc:  # noqa: BLE001 - enqueue-time errors go to the node
+        except Exception as exc:
             del fn, args
             self._post(on_done, cell, exc, start)
             return

@@ -30,7 +30,7 @@ class CudaDeviceMemory(SubAllocator):
         try:
             with self.cupy.cuda.Device(self.index):
                 mem = self.cupy.cuda.Memory(nbytes)
-        except Exception as exc:  # noqa: BLE001 - CUDA OOM is a CUDARuntimeError, not a MemoryError
+        except Exception as exc:
             raise MemoryError(f"{self.name}: cudaMalloc of {nbytes} bytes failed: {exc}") from exc
         return Region(int(mem.ptr), nbytes, mem)
 
@@ -49,7 +49,7 @@ class PinnedMappedMemory(HostMemory):
         runtime = self.cupy.cuda.runtime
         try:
             pinned = self.cupy.cuda.PinnedMemory(nbytes + 255, runtime.hostAllocMapped | runtime.hostAllocPortable)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise MemoryError(f"{self.name}: cudaHostAlloc of {nbytes} bytes failed: {exc}") from exc
         ptr = self.cupy.cuda.PinnedMemoryPointer(pinned, 0)
         return np.frombuffer(ptr, dtype=np.uint8, count=nbytes + 255)

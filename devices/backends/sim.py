@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class SimStream(Stream):
         error = None
         try:
             cell.append(fn(*args))
-        except Exception as exc:  # noqa: BLE001 - delivered to the launching node
+        except Exception as exc:
             error = exc
         del fn, args
         self._post(on_done, cell, error, start)

@@ -58,5 +58,5 @@ class OnComplete:
         """Await what the op's function returned, failing the op if it raises."""
         try:
             await body
-        except Exception as exc:  # noqa: BLE001 - the op fails with it
+        except Exception as exc:
             self.fail(exc)

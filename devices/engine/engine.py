@@ -213,7 +213,7 @@ class Engine:
         on_complete = OnComplete(self._loop, op, self._loop_done)
         try:
             result = op.fn(on_complete)
-        except Exception as exc:  # noqa: BLE001 - the op fails with it
+        except Exception as exc:
             on_complete.fail(exc)
             return
         if inspect.isawaitable(result):
@@ -239,7 +239,7 @@ class Engine:
         # Runs on a worker thread: touch no engine state, only post back to the loop.
         try:
             result, exc = op.fn(), None
-        except BaseException as err:  # noqa: BLE001 - reported through the op's future
+        except BaseException as err:
             result, exc = None, err
         assert self._loop is not None
         try:

@@ -138,7 +138,7 @@ def _gather_grad(ctx: KernelContext) -> Compute:
         moved = xp.moveaxis(out, axis, 0)
         idx = xp.asarray(indices).reshape(-1)
         g = xp.moveaxis(grad, list(range(axis, axis + xp.ndim(indices))), list(range(xp.ndim(indices))))
-        xp.add.at(moved, idx, g.reshape((idx.size,) + moved.shape[1:]))
+        xp.add.at(moved, idx, g.reshape((idx.size, *moved.shape[1:])))
         return out
 
     return compute

@@ -30,7 +30,7 @@ def _py_func(ctx: KernelContext) -> Compute:
             raise fail("its Python function is gone (the graph was imported into another process?)")
         try:
             result = func(*(np.asarray(a) for a in args))  # numpy arrays, 0-d ones too, as TF
-        except Exception as exc:  # noqa: BLE001 - any error of user code fails the step, named
+        except Exception as exc:
             raise fail(f"the function raised {type(exc).__name__}: {exc}") from exc
         if not touts:
             return None

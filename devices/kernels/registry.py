@@ -12,8 +12,9 @@ sleep or hold the GIL); it must not touch the event loop. Errors it raises abort
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from antcolony.graph.core import Operation

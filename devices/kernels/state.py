@@ -31,11 +31,14 @@ def _is_initialized(ctx: KernelContext) -> Compute:
 def _check_shape(op: Any, ref: Any, value: Any) -> None:
     expected = op.inputs[0]._shape
     shape = getattr(value, "shape", ())
-    if expected is not None and op.attrs.get("validate_shape", True):
-        if len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape)):
-            raise InvalidArgumentError(
-                None, op, f"cannot assign a value of shape {tuple(shape)} to variable {ref.name} of shape {expected}"
-            )
+    if (
+        expected is not None
+        and op.attrs.get("validate_shape", True)
+        and (len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape)))
+    ):
+        raise InvalidArgumentError(
+            None, op, f"cannot assign a value of shape {tuple(shape)} to variable {ref.name} of shape {expected}"
+        )
 
 
 @register_kernel("Assign")

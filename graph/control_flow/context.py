@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -50,7 +50,12 @@ class ControlFlowState:
         self.has_while = False
 
 
+@overload
+def state_of(g: Graph, create: Literal[True] = True) -> ControlFlowState: ...
+@overload
+def state_of(g: Graph, create: bool) -> ControlFlowState | None: ...
 def state_of(g: Graph, create: bool = True) -> ControlFlowState | None:
+    """``g``'s control-flow bookkeeping; created on first use unless ``create`` is False."""
     st = g.__dict__.get("_control_flow_state")
     if st is None and create:
         st = g._control_flow_state = ControlFlowState()  # type: ignore[attr-defined]

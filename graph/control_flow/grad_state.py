@@ -57,6 +57,7 @@ def add_loop_var(ctx: WhileContext, init: Tensor, step: Any, name: str) -> tuple
     e = ctx.make_enter(init, is_constant=False, name=name)
     with entered(g, ctx):
         m = make_op("Merge", [e, e], None, name)
+        assert ctx.loop_cond is not None  # the loop is built
         sw = make_op("Switch", [m.outputs[0], ctx.loop_cond], None, name)
         n = make_op("NextIteration", [step(sw.outputs[1])], None, name)
         m._update_input(1, n.outputs[0])

@@ -118,6 +118,7 @@ def _backprop_loop(
             e = ctx.make_enter(g_exit, is_constant=False, name="b_exit")
             with entered(g, ctx):
                 m = make_op("Merge", [e, e], None, "b_switch")
+                assert ctx.loop_cond is not None  # set when the backprop loop was built
                 sw = make_op("Switch", [m.outputs[0], ctx.loop_cond], None, "b_switch")
                 x = make_op("Exit", [sw.outputs[0]], None, "b_exit")
             back[k] = (m, sw, x)
@@ -145,5 +146,6 @@ def _backprop_loop(
                 if not _differentiable(e_op.outputs[0]):
                     continue
                 total = _sum(grads[e_op.outputs[0]])  # this iteration's gradient, summed in the backprop loop
+                assert total is not None  # grads[...] is not empty (checked above)
                 grads.setdefault(e_op.inputs[0], []).append(gs.accumulate(e_op, total))
     gs.finish()

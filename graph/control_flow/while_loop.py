@@ -70,8 +70,8 @@ def while_loop(
                 raise GraphError(f"while_loop: maximum_iterations must be an integer scalar, got {limit!r}")
             with g.control_dependencies(None):
                 counter = make_op("Const", [], {"value": _zero(limit.dtype), "dtype": limit.dtype}, "iteration_counter")
-            flat = [counter.outputs[0]] + flat
-            invariants = [_UNSET] + invariants
+            flat = [counter.outputs[0], *flat]
+            invariants = [_UNSET, *invariants]
             offset = 1
         ctx = WhileContext(g, outer, scope[:-1], parallel_iterations, outer_control)
         with g.control_dependencies(None):
@@ -124,7 +124,7 @@ def _build(
         nest.assert_same_structure(list(loop_vars), list(result), "while_loop: body must return the structure of loop_vars")
         flat_res = [convert_to_tensor(r) for r in nest.flatten(result)]
         if limit is not None:
-            flat_res = [add(ctx.identities[0], _one(limit.dtype), name="next_iteration_counter")] + flat_res
+            flat_res = [add(ctx.identities[0], _one(limit.dtype), name="next_iteration_counter"), *flat_res]
         for k, (m, r) in enumerate(zip(merges, flat_res)):
             if r.dtype != m.dtype:
                 raise GraphError(

@@ -5,5 +5,21 @@ Importing this package registers every op type and gradient.
 
 from __future__ import annotations
 
-from . import constant, control, math, reduction, array, slicing, nn, state, random  # noqa: F401
-from . import rounding, trigonometry, masking, einsum, logging_ops, script_ops, summary_ops  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401
+    array,
+    constant,
+    control,
+    einsum,
+    logging_ops,
+    masking,
+    math,
+    nn,
+    random,
+    reduction,
+    rounding,
+    script_ops,
+    slicing,
+    state,
+    summary_ops,
+    trigonometry,
+)

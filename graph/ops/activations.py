@@ -14,7 +14,7 @@ from ..op_builder import convert_to_tensor
 from .array import where
 from .math import abs, divide, exp, greater, log, maximum, minimum
 
-__all__ = ["leaky_relu", "elu", "selu", "relu6", "softplus", "softsign"]
+__all__ = ["elu", "leaky_relu", "relu6", "selu", "softplus", "softsign"]
 
 # SELU's constants (Klambauer et al. 2017), as TF uses them.
 _SELU_ALPHA = 1.6732632423543772848170429916717

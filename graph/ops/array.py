@@ -3,7 +3,8 @@ gather, where, broadcast."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -111,17 +112,19 @@ def _transpose_grad(op: Operation, grad: Tensor) -> list:
 @register_op("ConcatV2")
 def _concat_shape(op: Operation) -> list:
     xs = op.inputs
-    if any(t._shape is None for t in xs):
+    shapes = [t._shape for t in xs]
+    if any(s is None for s in shapes):
         return [(xs[0].dtype, None)]
-    nd = len(xs[0]._shape)
+    known = [s for s in shapes if s is not None]
+    nd = len(known[0])
     axis = S.normalize_axis(op.attrs["axis"], nd, xs[0].name)
-    out = list(xs[0]._shape)
-    for t in xs[1:]:
+    out = list(known[0])
+    for t, shape in zip(xs[1:], known[1:]):
         if t.dtype != xs[0].dtype:
             raise ValueError(f"{t.name} is {t.dtype.name} but {xs[0].name} is {xs[0].dtype.name}")
-        if len(t._shape) != nd:
-            raise ValueError(f"ranks differ: {xs[0].name} {S.format_shape(xs[0]._shape)}, {t.name} {S.format_shape(t._shape)}")
-        for i, (a, b) in enumerate(zip(out, t._shape)):
+        if len(shape) != nd:
+            raise ValueError(f"ranks differ: {xs[0].name} {S.format_shape(known[0])}, {t.name} {S.format_shape(shape)}")
+        for i, (a, b) in enumerate(zip(out, shape)):
             if i == axis:
                 out[i] = None if a is None or b is None else a + b
             elif a is not None and b is not None and a != b:
@@ -141,7 +144,7 @@ def concat(values: Sequence[Any], axis: int, name: str = "concat") -> Tensor:
 @register_gradient("ConcatV2")
 def _concat_grad(op: Operation, grad: Tensor) -> list:
     return [
-        make_op("ConcatSlice", [grad] + list(op.inputs), {"axis": op.attrs["axis"], "index": i}, "ConcatSlice").outputs[0]
+        make_op("ConcatSlice", [grad, *list(op.inputs)], {"axis": op.attrs["axis"], "index": i}, "ConcatSlice").outputs[0]
         for i in range(len(op.inputs))
     ]
 
@@ -381,7 +384,7 @@ def _expand_dims_grad(op: Operation, grad: Tensor) -> list:
 @register_op("OneHot")
 def _one_hot_shape(op: Operation) -> list:
     idx = op.inputs[0]
-    shape = None if idx._shape is None else idx._shape + (op.attrs["depth"],)
+    shape = None if idx._shape is None else (*idx._shape, op.attrs["depth"])
     return [(op.attrs["dtype"], shape)]
 
 
@@ -394,6 +397,21 @@ def one_hot(indices: Any, depth: int, dtype: Any = dtypes.float32, name: str | N
 not_differentiable("OneHot")
 
 __all__ = [
-    "shape", "size", "reshape", "transpose", "concat", "stack", "fill", "zeros", "ones",
-    "zeros_like", "ones_like", "broadcast_like", "gather", "where", "expand_dims", "one_hot", "graph_of",
+    "broadcast_like",
+    "concat",
+    "expand_dims",
+    "fill",
+    "gather",
+    "graph_of",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "reshape",
+    "shape",
+    "size",
+    "stack",
+    "transpose",
+    "where",
+    "zeros",
+    "zeros_like",
 ]

@@ -8,7 +8,8 @@ cut or repeat along to be known when the graph is built; they say so when one is
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,13 +20,24 @@ from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
-from .array import concat, expand_dims, fill, one_hot as _one_hot, reshape, transpose
+from .array import concat, expand_dims, fill, reshape, transpose
+from .array import one_hot as _one_hot
 from .constant import constant
 from .math import cast, less
 from .slicing import strided_slice
 
 __all__ = [
-    "squeeze", "unstack", "split", "slice", "tile", "pad", "one_hot", "range", "linspace", "eye", "sequence_mask",
+    "eye",
+    "linspace",
+    "one_hot",
+    "pad",
+    "range",
+    "sequence_mask",
+    "slice",
+    "split",
+    "squeeze",
+    "tile",
+    "unstack",
 ]
 
 _builtin_range = range
@@ -155,7 +167,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
                 raise GraphError(f"pad: padding axis {axis} of {x.name} needs its other dimensions known, got {x.shape}")
             parts = []
             for n in (before, after):
-                block = list(current)
+                block: list[Any] = list(current)  # known but the padded axis, which is n
                 block[axis] = n
                 parts.append(fill(block, value) if n else None)
             out = concat([p for p in (parts[0], out, parts[1]) if p is not None], axis)

@@ -3,7 +3,8 @@ gradients come from Minimum / Maximum / Select / Mul)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -13,7 +14,7 @@ from .array import ones_like, where
 from .math import add_n, cast, greater, maximum, minimum, sqrt
 from .reduction import reduce_sum
 
-__all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"]
+__all__ = ["clip_by_global_norm", "clip_by_norm", "clip_by_value", "global_norm"]
 
 
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:

@@ -13,7 +13,7 @@ from ..core import Operation, Tensor, get_default_graph
 from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
-from ..shapes import as_shape, compatible, format_shape
+from ..shapes import as_shape, compatible, format_shape, is_fully_defined
 
 
 @register_op("Const")
@@ -30,7 +30,9 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         raise GraphError(f"constant {name}: value {value!r} is not representable as {dt.name}")
     arr = arr.astype(dt)
     if shape is not None:
-        target = tuple(as_shape(shape))
+        target = as_shape(shape)
+        if not is_fully_defined(target):
+            raise GraphError(f"constant {name}: shape {shape!r} must be fully defined")
         if arr.size == 1:
             arr = np.full(target, arr.reshape(()), dtype=dt)
         elif arr.size == int(np.prod(target)):

@@ -9,12 +9,14 @@ may be unknown); padding is TF's: SAME pads (total - total // 2) at the end, VAL
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from antcolony.errors import GraphError
 
+from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..op_builder import convert_to_tensor
 from .array import concat, reshape, stack, transpose, zeros_like
@@ -23,7 +25,7 @@ from .math import matmul
 from .reduction import reduce_max, reduce_sum
 from .slicing import strided_slice
 
-__all__ = ["conv2d", "max_pool", "avg_pool"]
+__all__ = ["avg_pool", "conv2d", "max_pool"]
 
 
 def _pair(value: Any, what: str) -> tuple[int, int]:
@@ -42,9 +44,10 @@ def _pair(value: Any, what: str) -> tuple[int, int]:
 
 def _spatial(x: Tensor, what: str) -> tuple[int, int, int]:
     s = x._shape
-    if s is None or len(s) != 4 or any(d is None for d in s[1:]):
+    hwc = None if s is None or len(s) != 4 else s[1:]
+    if not S.is_fully_defined(hwc):
         raise GraphError(f"{what} needs an NHWC input with known height, width and channels, got {x.name} {x.shape}")
-    return int(s[1]), int(s[2]), int(s[3])
+    return int(hwc[0]), int(hwc[1]), int(hwc[2])
 
 
 def _out_and_pads(size: int, window: int, stride: int, padding: str) -> tuple[int, int, int]:
@@ -117,7 +120,7 @@ def conv2d(
         x = _nhwc(convert_to_tensor(input), data_format)
         k = convert_to_tensor(kernel_arg, dtype=x.dtype)
         ks = k._shape
-        if ks is None or len(ks) != 4 or any(d is None for d in ks):
+        if ks is None or len(ks) != 4 or not S.is_fully_defined(ks):
             raise GraphError(f"conv2d needs a filter of known shape (kh, kw, in, out), got {k.name} {k.shape}")
         kh, kw, cin, cout = (int(d) for d in ks)
         _, _, c = _spatial(x, "conv2d")

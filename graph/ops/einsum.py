@@ -52,7 +52,7 @@ def _normalize(equation: str, ranks: list[int | None]) -> str:
     if any(r is None for r, p in zip(ranks, ins) if "..." in p):
         return ",".join(ins) + "->" + out  # left to the kernel; no static shape or gradient
     spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
-    widths = [r - (len(p) - 3) for r, p in zip(ranks, ins) if "..." in p]
+    widths = [r - (len(p) - 3) for r, p in zip(ranks, ins) if "..." in p and r is not None]
     if any(w < 0 for w in widths):
         raise GraphError(f"einsum equation {equation!r} has more subscripts than an operand has dimensions")
     width = max(widths, default=0)
@@ -61,7 +61,7 @@ def _normalize(equation: str, ranks: list[int | None]) -> str:
     def expand(p: str, w: int) -> str:
         return p.replace("...", ell[width - w:]) if "..." in p else p
 
-    new_ins = [expand(p, r - (len(p) - 3) if "..." in p else 0) for p, r in zip(ins, ranks)]
+    new_ins = [expand(p, r - (len(p) - 3) if "..." in p and r is not None else 0) for p, r in zip(ins, ranks)]
     if "..." in out:
         out = out.replace("...", ell)
     return ",".join(new_ins) + "->" + out
@@ -77,9 +77,11 @@ def _einsum_shape(op: Operation) -> list:
         return [(first.dtype, None)]
     sizes: dict[str, int | None] = {}
     for p, t in zip(ins, op.inputs):
-        if len(p) != len(t._shape):
+        shape = t._shape
+        assert shape is not None  # unknown ranks returned above
+        if len(p) != len(shape):
             raise ValueError(f"subscripts {p!r} name {len(p)} dimensions but {t.name} has shape {t.shape}")
-        for c, d in zip(p, t._shape):
+        for c, d in zip(p, shape):
             old = sizes.get(c)
             if old is not None and d is not None and d != old and 1 not in (d, old):
                 raise ValueError(f"dimension {c!r} is {old} in one operand and {d} in {t.name}")

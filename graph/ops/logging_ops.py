@@ -12,7 +12,8 @@ serialises.
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -21,7 +22,7 @@ from ..gradients import not_differentiable, register_gradient
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
 from ..registry import register_op
 
-__all__ = ["Print", "print_v2", "STREAMS"]
+__all__ = ["STREAMS", "Print", "print_v2"]
 
 STREAMS = ("stderr", "stdout", "log(info)", "log(warning)", "log(error)")
 
@@ -40,7 +41,7 @@ def _print_v2_shape(op: Operation) -> list:
 not_differentiable("PrintV2")  # it has no outputs
 
 
-def Print(  # noqa: N802 - TF's name
+def Print(
     input_: Any, data: Sequence[Any], message: str | None = None, first_n: int | None = None,
     summarize: int | None = None, name: str | None = None,
 ) -> Tensor:

@@ -18,7 +18,7 @@ from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .array import gather, reshape
 
-__all__ = ["where_indices", "boolean_mask"]
+__all__ = ["boolean_mask", "where_indices"]
 
 
 @register_op("Where")
@@ -67,7 +67,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: int |
             for d in S.merge(covered, m._shape):
                 n = -1 if d is None or n == -1 else n * d
             rest = [-1 if d is None else d for d in t._shape[a + k:]]
-            dims = flat + [n] + rest
+            dims = [*flat, n, *rest]
             if dims.count(-1) > 1:
                 raise GraphError(
                     f"boolean_mask over {k} dimensions needs {t.name}'s shape {t.shape} known except one dimension"

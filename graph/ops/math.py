@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
+from collections.abc import Sequence
+from typing import Any
 
 from .. import dtypes
 from .. import shapes as S
@@ -57,7 +57,7 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     return binary("RealDiv", x, y, name)
 
 
-def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:
     return binary("Pow", x, y, name)
 
 
@@ -121,7 +121,7 @@ def log(x: Any, name: str | None = None) -> Tensor:
     return unary("Log", x, name)
 
 
-def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001
+def abs(x: Any, name: str | None = None) -> Tensor:
     return unary("Abs", x, name)
 
 
@@ -137,7 +137,8 @@ def reciprocal(x: Any, name: str | None = None) -> Tensor:
 
 def reduce_to(grad: Tensor, x: Tensor) -> Tensor:
     """Sum ``grad`` over the axes broadcasting added, so it has ``x``'s shape."""
-    from .array import reshape, shape as shape_of
+    from .array import reshape
+    from .array import shape as shape_of
 
     gs, xs = grad._shape, x._shape
     if gs is not None and xs is not None and gs == xs and S.is_fully_defined(gs):

@@ -22,9 +22,23 @@ from .math import cast, divide, equal, exp, log, matmul, negative, not_equal
 from .reduction import argmax, reduce_max, reduce_min, reduce_sum
 
 __all__ = [
-    "reduce_logsumexp", "reduce_any", "reduce_all", "logical_and", "logical_or", "logical_not", "logical_xor",
-    "argmin", "log1p", "truediv", "to_float", "to_double", "to_int32", "to_int64", "to_bfloat16", "tensordot",
+    "argmin",
     "cumsum",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "reduce_all",
+    "reduce_any",
+    "reduce_logsumexp",
+    "tensordot",
+    "to_bfloat16",
+    "to_double",
+    "to_float",
+    "to_int32",
+    "to_int64",
+    "truediv",
 ]
 
 
@@ -199,6 +213,7 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
 
 def _matmul_last(x: Tensor, m: Tensor) -> Tensor:
     shape = x._shape
+    assert shape is not None  # cumsum's callers know the rank
     if len(shape) == 2:
         return matmul(x, m)
     lead = shape[:-1]

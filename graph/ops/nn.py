@@ -11,17 +11,24 @@ from typing import Any
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import register_gradient
-from ..op_builder import _is_symbolic, convert_to_tensor, make_op, unary
 from ..legacy_args import resolve
+from ..op_builder import _is_symbolic, convert_to_tensor, make_op, unary
 from ..registry import register_op
 from .array import broadcast_like, expand_dims, transpose
 from .control import stop_gradient
 from .math import reduce_sum
 
 __all__ = [
-    "relu", "sigmoid", "tanh", "softmax", "log_softmax", "bias_add", "l2_loss",
-    "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+    "bias_add",
+    "l2_loss",
+    "log_softmax",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2",
+    "sparse_softmax_cross_entropy_with_logits",
+    "tanh",
 ]
 
 
@@ -188,7 +195,7 @@ def _bias_add_shape(op: Operation) -> list:
             f"{value.name} of shape {S.format_shape(vs)} ({bs[0]} != {vs[c]})"
         )
     if bs is not None and vs[c] is None:
-        vs = vs[:c] + (bs[0],) + vs[c + 1:]
+        vs = (*vs[:c], bs[0], *vs[c + 1:])
     return [(value.dtype, vs)]
 
 
@@ -221,7 +228,7 @@ def _bias_add_grad_grad(op: Operation, grad: Tensor) -> list:
     g = op.inputs[0]
     nd = S.rank(g._shape)
     c = None if nd is None else _channel_axis(op.attrs["data_format"], nd)
-    if c is not None and c != nd - 1:
+    if nd is not None and c is not None and c != nd - 1:
         from .array import reshape
 
         grad = reshape(grad, [-1] + [1] * (nd - 1 - c))
@@ -369,12 +376,32 @@ def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
 from .activations import elu, leaky_relu, relu6, selu, softplus, softsign  # noqa: E402
 from .conv import avg_pool, conv2d, max_pool  # noqa: E402
 from .nn_composite import (  # noqa: E402
-    dropout, embedding_lookup, in_top_k, sigmoid_cross_entropy_with_logits, top_k, xw_plus_b,
+    dropout,
+    embedding_lookup,
+    in_top_k,
+    sigmoid_cross_entropy_with_logits,
+    top_k,
+    xw_plus_b,
 )
 from .normalization import batch_normalization, l2_normalize, moments  # noqa: E402
 
 __all__ += [
-    "elu", "leaky_relu", "relu6", "selu", "softplus", "softsign", "dropout", "embedding_lookup",
-    "sigmoid_cross_entropy_with_logits", "xw_plus_b", "batch_normalization", "l2_normalize", "moments",
-    "conv2d", "max_pool", "avg_pool", "in_top_k", "top_k",
+    "avg_pool",
+    "batch_normalization",
+    "conv2d",
+    "dropout",
+    "elu",
+    "embedding_lookup",
+    "in_top_k",
+    "l2_normalize",
+    "leaky_relu",
+    "max_pool",
+    "moments",
+    "relu6",
+    "selu",
+    "sigmoid_cross_entropy_with_logits",
+    "softplus",
+    "softsign",
+    "top_k",
+    "xw_plus_b",
 ]

@@ -13,14 +13,15 @@ from antcolony.errors import GraphError
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..op_builder import _is_symbolic, convert_to_tensor
-from .array import expand_dims, gather, one_hot, shape as shape_of, stack, where, zeros_like
+from .array import expand_dims, gather, one_hot, stack, where, zeros_like
+from .array import shape as shape_of
 from .constant import constant
 from .math import abs, cast, equal, exp, greater, less, log, matmul, maximum, not_equal
-from .reduction import argmax, reduce_sum
 from .nn import bias_add
 from .random import random_uniform
+from .reduction import argmax, reduce_sum
 
-__all__ = ["sigmoid_cross_entropy_with_logits", "dropout", "xw_plus_b", "embedding_lookup", "in_top_k", "top_k"]
+__all__ = ["dropout", "embedding_lookup", "in_top_k", "sigmoid_cross_entropy_with_logits", "top_k", "xw_plus_b"]
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 

@@ -11,7 +11,7 @@ from ..op_builder import convert_to_tensor
 from .control import stop_gradient
 from .math import maximum, reduce_mean, reduce_sum, rsqrt, square, squared_difference
 
-__all__ = ["moments", "batch_normalization", "l2_normalize"]
+__all__ = ["batch_normalization", "l2_normalize", "moments"]
 
 
 def moments(

@@ -10,10 +10,11 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import convert_to_tensor, make_op
 from ..legacy_args import resolve
+from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .math import cast, equal, not_equal
+
 
 def _reduce_shape(op: Operation) -> list:
     x = op.inputs[0]

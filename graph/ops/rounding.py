@@ -14,7 +14,7 @@ from ..op_builder import binary, unary
 from ..registry import register_op
 from .math import _binary_shape, _unary_shape, negative, reduce_to
 
-__all__ = ["floor", "floordiv", "floor_div", "floormod", "mod"]
+__all__ = ["floor", "floor_div", "floordiv", "floormod", "mod"]
 
 register_op("Floor")(_unary_shape)
 register_op("FloorDiv")(_binary_shape)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -24,7 +25,7 @@ from ..gradients import register_gradient
 from ..op_builder import convert_to_tensor, graph_of, make_op
 from ..registry import register_op
 
-__all__ = ["py_func", "lookup_py_func"]
+__all__ = ["lookup_py_func", "py_func"]
 
 _FUNCS: dict[str, Callable[..., Any]] = {}
 _LOCK = threading.Lock()
@@ -66,7 +67,7 @@ register_gradient("PyFuncStateless")(_no_gradient)
 
 
 def py_func(
-    func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: bool = True,  # noqa: N803 - TF's name
+    func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: bool = True,
     name: str | None = None,
 ) -> Tensor | list[Tensor] | Operation:
     """Run ``func(*numpy values of inp)`` when the op runs; its results are converted to ``Tout``

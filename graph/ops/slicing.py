@@ -52,6 +52,7 @@ def _strided_slice_shape(op: Operation) -> list:
 
 
 def _sliced_shape(x: Tensor, spec: tuple) -> tuple:
+    assert x._shape is not None  # the caller handles an unknown rank
     dims = list(x._shape)
     consuming = sum(1 for item in spec if item[0] in ("slice", "index"))
     if consuming > len(dims):

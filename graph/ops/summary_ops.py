@@ -10,7 +10,8 @@ protos with tensorboardX, the optional ``summary`` extra.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -21,7 +22,7 @@ from ..graph_keys import GraphKeys
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 
-__all__ = ["scalar", "histogram", "merge", "merge_all"]
+__all__ = ["histogram", "merge", "merge_all", "scalar"]
 
 
 def _string_scalar(op: Operation) -> list:

@@ -10,7 +10,7 @@ from ..op_builder import unary
 from ..registry import register_op
 from .math import _unary_shape, negative
 
-__all__ = ["sin", "cos"]
+__all__ = ["cos", "sin"]
 
 register_op("Sin")(_unary_shape)
 register_op("Cos")(_unary_shape)

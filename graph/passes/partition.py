@@ -10,8 +10,8 @@ token under a ``^``-prefixed key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..core import Operation, Tensor
 from .place import HOST

@@ -10,7 +10,7 @@ unplaced op without inputs joins its consumers when they all sit on one device.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from antcolony.errors import InvalidArgumentError
 

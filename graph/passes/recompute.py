@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -103,7 +104,7 @@ def rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
             f"cannot rewire input {index} of {op.name} from {old.name} ({old.dtype.name}) to "
             f"{tensor.name} ({tensor.dtype.name}): the dtypes differ"
         )
-    op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+    op.inputs = (*op.inputs[:index], tensor, *op.inputs[index + 1:])
     src = old.op
     if all(t.op is not src for t in op.inputs) and src not in op.control_inputs:
         src._consumers[:] = [c for c in src._consumers if c is not op]
@@ -267,8 +268,10 @@ def _groups(an: _Analysis) -> list[list[Operation]]:
         members = _closure([seed], lambda op: (
             n for n in [t.op for t in op.inputs] + an.data_consumers(op) if id(n) in an.recomputable))
         visited.update(members)
-        kept = _closure((op for op in members.values() if an.targets_of(op)),
-                        lambda op, group=members: (t.op for t in op.inputs if id(t.op) in group))
+        def group_inputs(op: Operation, group: dict[int, Operation] = members) -> Iterator[Operation]:
+            return (t.op for t in op.inputs if id(t.op) in group)
+
+        kept = _closure((op for op in members.values() if an.targets_of(op)), group_inputs)
         groups.append(sorted(kept.values(), key=lambda o: o._id))
     return groups
 
@@ -376,9 +379,9 @@ def recompute(
         plan.update((id(op), (op, triggers[id(op)])) for op in group if triggers[id(op)])
     _break_cycles(an, plan)
     copies: dict[int, Operation] = {}
-    for op, triggers in sorted(plan.values(), key=lambda p: p[0]._id):  # inputs' copies first
+    for op, op_triggers in sorted(plan.values(), key=lambda p: p[0]._id):  # inputs' copies first
         inputs = [copies[id(t.op)].outputs[t.value_index] if id(t.op) in copies else t for t in op.inputs]
-        controls = list(dict.fromkeys(list(op.control_inputs) + triggers))
+        controls = list(dict.fromkeys(list(op.control_inputs) + op_triggers))
         with graph.name_scope(None), graph.control_dependencies(None):
             name = graph.unique_name(f"{RECOMPUTE_SCOPE}/{op.name}")
             copy = graph.create_op(op.type, inputs, dict(op.attrs), name + "/", controls)

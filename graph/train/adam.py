@@ -72,7 +72,7 @@ class AdamOptimizer(Optimizer):
             self._use_locking,
         )
 
-    def _finish(self, update_ops: list[Tensor], name_scope: str) -> Operation:
+    def _finish(self, update_ops: list[Tensor | Operation], name_scope: str) -> Operation:
         g = update_ops[0].graph
         b1p, b2p = self._get_beta_accumulators(g)
         with g.control_dependencies(update_ops), g.device(b1p.device or None):

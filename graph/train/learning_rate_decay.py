@@ -9,7 +9,8 @@ which equals floor for the non-negative values a step count gives.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 
@@ -20,8 +21,12 @@ from ..ops.array import where
 from ..ops.math import cast, exp, greater, less_equal, maximum, minimum, pow
 
 __all__ = [
-    "exponential_decay", "piecewise_constant", "polynomial_decay", "inverse_time_decay", "natural_exp_decay",
     "cosine_decay",
+    "exponential_decay",
+    "inverse_time_decay",
+    "natural_exp_decay",
+    "piecewise_constant",
+    "polynomial_decay",
 ]
 
 

@@ -8,7 +8,8 @@ shadow -= (1 - decay) * (shadow - value). With ``num_updates`` the decay is capp
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from antcolony.errors import GraphError
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import dtypes
 from .. import shapes as S
@@ -106,9 +107,11 @@ class Optimizer:
                         updates.append(self._apply_dense(g, v))
                 if global_step is None:
                     return self._finish(updates, scope)
-                with graph.control_dependencies([self._finish(updates, "update")]):
-                    with graph.device(global_step.device or None):
-                        return assign_add(global_step, 1, name=scope).op
+                with (
+                    graph.control_dependencies([self._finish(updates, "update")]),
+                    graph.device(global_step.device or None),
+                ):
+                    return assign_add(global_step, 1, name=scope).op
 
     # -- slots ---------------------------------------------------------------------------
     def get_slot_names(self) -> list[str]:
@@ -126,10 +129,11 @@ class Optimizer:
         named = self._slots.setdefault(slot_name, {})
         if var not in named:
             shape, dt = var.op.outputs[0]._shape, var.dtype
-            if S.is_fully_defined(shape):
-                init = (lambda: zeros(shape, dtype=dt))
-            else:
-                init = (lambda: zeros_like(var.initial_value))
+            def init() -> Tensor:
+                if S.is_fully_defined(shape):
+                    return zeros(shape, dtype=dt)
+                return zeros_like(var.initial_value)
+
             named[var] = _make_state_variable(var.graph, init, f"{var.op.name}/{op_name}", var.device)
         return named[var]
 
@@ -140,7 +144,10 @@ class Optimizer:
             shape, dt = var.op.outputs[0]._shape, var.dtype
             if not S.is_fully_defined(shape):
                 raise ValueError(f"{self._name} needs variables of known shape; {var.op.name} is {S.format_shape(shape)}")
-            init = (lambda: fill(list(shape), constant(value, dtype=dt)))
+
+            def init() -> Tensor:
+                return fill(list(shape), constant(value, dtype=dt))
+
             named[var] = _make_state_variable(var.graph, init, f"{var.op.name}/{op_name}", var.device)
         return named[var]
 
@@ -149,7 +156,10 @@ class Optimizer:
         if key not in self._non_slots:
             g = colocate_with.graph
             dt = colocate_with.dtype
-            init = (lambda: self._as_tensor(initial_value, dt, name))
+
+            def init() -> Tensor:
+                return self._as_tensor(initial_value, dt, name)
+
             self._non_slots[key] = _make_state_variable(g, init, name, colocate_with.device)
         return self._non_slots[key]
 
@@ -178,10 +188,10 @@ class Optimizer:
     def _prepare(self) -> None:
         pass
 
-    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor | Operation:
         raise NotImplementedError
 
-    def _finish(self, update_ops: list[Tensor], name_scope: str) -> Operation:
+    def _finish(self, update_ops: list[Tensor | Operation], name_scope: str) -> Operation:
         return group(*update_ops, name=name_scope)
 
 

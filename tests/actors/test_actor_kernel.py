@@ -101,7 +101,7 @@ async def test_ask_timeout_raises_ask_timeout_error_naming_actor_and_message(run
             return message
 
     ref = runtime.spawn(Slow, name="slowpoke")
-    with pytest.raises(AskTimeoutError, match="slowpoke.*int") as info:
+    with pytest.raises(AskTimeoutError, match=r"slowpoke.*int") as info:
         await ref.ask(1, timeout=0.01)
     assert isinstance(info.value, TimeoutError)
     gate.set()

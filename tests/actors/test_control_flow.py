@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import sys
 from collections.abc import Iterator
 
@@ -60,7 +61,7 @@ async def test_fetching_a_tensor_of_the_untaken_branch_is_a_clear_error_and_the_
     g = ac.Graph()
     with g.as_default():
         x = ac.placeholder(ac.float32, [], name="x")
-        sw_false, sw_true = g.create_op("Switch", [x, x > 0.0], None, "sw").outputs
+        _sw_false, sw_true = g.create_op("Switch", [x, x > 0.0], None, "sw").outputs
         on_true = ac.multiply(sw_true, 2.0, name="on_true")
     async with ac.Session(g) as sess:
         assert await sess.run(on_true, {x: 1.0}) == 2.0
@@ -128,12 +129,12 @@ async def test_maximum_iterations_caps_a_loop():
 ])
 async def test_many_iterations_run_without_recursion_and_free_their_state(iterations, recursion_limit):
     g = ac.Graph()
-    with g.as_default():
-        with ac.device("/gpu:0"):
-            r = ac.while_loop(
-                lambda k, v: k < iterations, lambda k, v: (k + 1, v * 0.5 + 1.0),
-                [ac.constant(0), ac.zeros([256], ac.float32)],
-            )
+    with g.as_default(), ac.device("/gpu:0"):
+        r = ac.while_loop(
+            lambda k, v: k < iterations,
+            lambda k, v: (k + 1, v * 0.5 + 1.0),
+            [ac.constant(0), ac.zeros([256], ac.float32)],
+        )
         warm = ac.constant(0.0)
     config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=64 << 20)
     async with ac.Session(g, config=config) as sess:
@@ -178,7 +179,7 @@ async def test_parallel_iterations_bound_how_many_iterations_run_at_once():
     assert float(acc) == 8 * 300.0
     spans = sorted((s.start_us, s.end_us) for s in meta.step_stats if s.op_type == "MatMul")
     assert len(spans) == 8
-    assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:]))  # one iteration at a time
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(spans))  # one iteration at a time
 
 
 async def _value_and_numeric_grad(g, y, x, x0: float, eps: float = 1e-4):
@@ -199,16 +200,20 @@ async def test_gradients_of_a_loop_match_finite_differences():
     assert grad == pytest.approx(numeric, rel=1e-5)
 
 
+def _loop_inside_cond(x: ac.Tensor) -> ac.Tensor:
+    return ac.cond(
+        x > 0.0,
+        lambda: ac.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, v * x + 1.0), [ac.constant(0), x])[1],
+        lambda: ac.exp(x) * x,
+    )
+
+
 async def test_gradients_through_cond_and_a_loop_inside_a_cond_match_finite_differences():
     for x0 in (0.8, -0.6):
         g = ac.Graph()
         with g.as_default():
             x = ac.placeholder(ac.float64, [], name="x")
-            y = ac.cond(
-                x > 0.0,
-                lambda: ac.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, v * x + 1.0), [ac.constant(0), x])[1],
-                lambda: ac.exp(x) * x,
-            )
+            y = _loop_inside_cond(x)
             _, grad, numeric = await _value_and_numeric_grad(g, y, x, x0)
         assert grad == pytest.approx(numeric, rel=1e-5), x0
 

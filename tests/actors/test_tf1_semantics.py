@@ -97,7 +97,7 @@ async def test_fetching_a_missing_element_is_an_invalid_argument_that_is_also_a_
     with g.as_default():
         ac.constant(1.0, name="c")
     async with ac.Session(g) as sess:
-        with pytest.raises(ValueError, match="no_such_op|c:3") as info:
+        with pytest.raises(ValueError, match=r"no_such_op|c:3") as info:
             await sess.run(fetch)
         assert isinstance(info.value, ac.errors.InvalidArgumentError)
         # the session stays usable
@@ -113,7 +113,7 @@ async def test_feeding_an_integer_outside_the_placeholder_dtype_range_is_an_inva
         x = ac.placeholder(dtype, None, name="small")
         y = ac.identity(x)
     async with ac.Session(g) as sess:
-        with pytest.raises(ac.errors.InvalidArgumentError, match="small:0.*outside") as info:
+        with pytest.raises(ac.errors.InvalidArgumentError, match=r"small:0.*outside") as info:
             await sess.run(y, {x: value})
         assert info.value.node_name == "small"
 

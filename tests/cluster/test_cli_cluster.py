@@ -28,7 +28,7 @@ def test_sizes(text: str, size: int) -> None:
 
 
 def test_a_bad_size_says_how_to_write_one() -> None:
-    with pytest.raises(ConfigError, match="write e.g. 4GiB"):
+    with pytest.raises(ConfigError, match=r"write e\.g\. 4GiB"):
         parse_size("4 bananas")
 
 

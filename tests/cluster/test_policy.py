@@ -20,7 +20,10 @@ def o(job: str = "O", gpu: str = "sim_gpu_0", mem: int = 80, perf: int = 100) ->
     return JobView(job, gpu, "opportunistic", mem * MiB, perf)
 
 
-def run(steps: list[list[JobView]], state: PolicyState = PolicyState()) -> tuple[PolicyState, list]:
+_FRESH = PolicyState()  # frozen: one shared start state is safe
+
+
+def run(steps: list[list[JobView]], state: PolicyState = _FRESH) -> tuple[PolicyState, list]:
     history = []
     for jobs in steps:
         state, decisions = decide(CAP, jobs, state, S)
@@ -29,13 +32,13 @@ def run(steps: list[list[JobView]], state: PolicyState = PolicyState()) -> tuple
 
 
 def test_opportunistic_job_alone_runs_as_asked() -> None:
-    state, [first] = run([[o()]])
+    _state, [first] = run([[o()]])
     assert (first["O"].mem, first["O"].perf) == (80 * MiB, 100)
     assert "alone" in first["O"].reason
 
 
 def test_guaranteed_job_gets_what_it_asks_and_opportunistic_job_what_is_left() -> None:
-    state, [_, second] = run([[o()], [o(), g(None, 0)]])
+    _state, [_, second] = run([[o()], [o(), g(None, 0)]])
     assert (second["G"].mem, second["G"].perf) == (60 * MiB, 100)
     assert second["O"].mem == 40 * MiB  # 100 MiB GPU - 60 MiB guaranteed
 
@@ -103,7 +106,7 @@ def test_a_departed_guaranteed_job_gives_its_share_back() -> None:
 
 
 def test_jobs_on_another_gpu_are_left_alone() -> None:
-    state, [_, second] = run([[o("O1", "sim_gpu_1")], [o("O1", "sim_gpu_1"), g(None, 0)]])
+    _state, [_, second] = run([[o("O1", "sim_gpu_1")], [o("O1", "sim_gpu_1"), g(None, 0)]])
     assert "O1" not in second
 
 

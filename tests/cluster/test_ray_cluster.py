@@ -4,13 +4,15 @@ write, ``antcolony cluster status|stop``. Skipped without the ray extra; marked 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -108,7 +110,7 @@ class Jobs:
         for job_id in self.ids:
             try:
                 ray.get(self.refs[job_id], timeout=20)
-            except Exception:  # noqa: BLE001 - stopped or still waiting for a share: kill it
+            except Exception:
                 client.stop(job_id)
 
 
@@ -132,7 +134,7 @@ def test_three_jobs_on_two_simulated_gpus_and_a_killed_jobs_share_reused(cluster
     g2 = jobs.submit("g2", "guaranteed", 80)  # does not fit beside g1: Ray places it on the other GPU
     o = jobs.submit("o", "opportunistic", 100)
     for job_id in (g1, g2, o):
-        wait_for(f"{job_id} stepping", lambda: jobs.stepping(job_id), timeout=40)
+        wait_for(f"{job_id} stepping", functools.partial(jobs.stepping, job_id), timeout=40)
     assert jobs.dir(g1).parents[1] != jobs.dir(g2).parents[1]  # two nodes' coordinators own them
     assert jobs.config(g1) == jobs.config(g2) == {"mem": 80 * MiB, "perf": 100}
     assert jobs.config(o)["mem"] == (GPU_MIB - 80) * MiB  # what the guaranteed job on its GPU leaves
@@ -232,7 +234,7 @@ def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluste
     wait_for("o3's process gone with its node", lambda: not _alive(pid), timeout=20)
 
     def gone() -> str | None:
-        code, text = cli("cluster", "status", "--address", cluster["address"])
+        _code, text = cli("cluster", "status", "--address", cluster["address"])
         line = next((ln for ln in text.splitlines() if ln.startswith(f"node {node.node_id[:12]}")), "")
         return text if "GONE (its jobs went with it)" in line else None
 

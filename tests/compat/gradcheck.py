@@ -3,7 +3,8 @@ of ``sum(w * f(xs))`` for a fixed random ``w``, in float64, run through a blocki
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -65,5 +65,5 @@ def test_a_first_session_with_no_gpus_lists_only_the_cpu(tmp_path):
 
 
 def test_other_config_types_are_refused():
-    with pytest.raises(TypeError, match="ConfigProto or an ac.SessionConfig"):
+    with pytest.raises(TypeError, match=r"ConfigProto or an ac\.SessionConfig"):
         tf.Session(config={"allow_growth": True})

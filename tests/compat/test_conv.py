@@ -86,7 +86,7 @@ def test_conv_and_pool_gradients_match_finite_differences():
 def test_conv_errors_name_the_problem():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, 4, 4, 3])
-        with pytest.raises(ValueError, match="has 3 channels but filter .* expects 2"):
+        with pytest.raises(ValueError, match=r"has 3 channels but filter .* expects 2"):
             tf.nn.conv2d(x, tf.zeros([3, 3, 2, 1]), 1, "SAME")
         with pytest.raises(ValueError, match="known height, width and channels"):
             tf.nn.conv2d(tf.placeholder(tf.float32, [None, None, 4, 3]), tf.zeros([3, 3, 3, 1]), 1, "SAME")

@@ -33,7 +33,7 @@ def test_zeros_ones_and_constant_fill_exactly_with_the_asked_dtype():
 
 
 def test_constant_initializer_rejects_a_value_that_cannot_fill_the_shape():
-    with pytest.raises(ValueError, match="5 elements.*cannot fill shape"):
+    with pytest.raises(ValueError, match=r"5 elements.*cannot fill shape"):
         _values(tf.constant_initializer([1, 2, 3, 4, 5]), [2, 3])
     with pytest.raises(ValueError, match="does not match"):
         _values(tf.constant_initializer([1, 2], verify_shape=True), [3, 2])

@@ -30,7 +30,7 @@ def test_dense_creates_kernel_and_bias_named_as_tf_and_computes_x_w_plus_b():
     xv = _rng.standard_normal((5, 3)).astype(np.float32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        k1, b1, k2, yv, zv = sess.run(tf.trainable_variables() + [y, z], {x: xv})
+        k1, b1, k2, yv, zv = sess.run([*tf.trainable_variables(), y, z], {x: xv})
     np.testing.assert_array_equal(b1, np.zeros(4))
     np.testing.assert_allclose(yv, np.maximum(xv @ k1 + b1, 0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(zv, yv @ k2, rtol=1e-5, atol=1e-6)
@@ -79,7 +79,7 @@ def test_dense_initializers_by_name_regularizers_and_trainable():
 
 
 def test_dense_needs_a_known_last_dimension_and_float_inputs():
-    with pytest.raises(ValueError, match="last dimension .* must be known"):
+    with pytest.raises(ValueError, match=r"last dimension .* must be known"):
         tf.layers.dense(tf.placeholder(tf.float32, [None, None]), 2)
     with pytest.raises(ValueError, match="floating-point"):
         tf.layers.dense(tf.placeholder(tf.int32, [None, 2]), 2)
@@ -163,7 +163,7 @@ def test_a_tf1_classifier_trains_with_layers_losses_and_adam_then_saves_and_rest
     saver = tf.train.Saver(max_to_keep=2)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        for step in range(150):
+        for _ in range(150):
             batch = _rng.integers(0, 1000, 100)
             sess.run(train, {x: train_x[batch], y: train_y[batch], training: True})
         trained = sess.run(accuracy, {x: test_x, y: test_y})

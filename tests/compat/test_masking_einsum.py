@@ -31,9 +31,8 @@ def test_where_with_one_argument_gives_int64_coordinates_in_row_major_order():
 
 
 def test_where_needs_both_branches_or_neither():
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="both x and y, or neither"):
-            tf.where(tf.constant([True]), tf.constant([1.0]))
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="both x and y, or neither"):
+        tf.where(tf.constant([True]), tf.constant([1.0]))
 
 
 @pytest.mark.parametrize("axis", [None, 1])

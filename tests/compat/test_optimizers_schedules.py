@@ -50,7 +50,7 @@ def test_adagrad_matches_tf1s_update_rule():
 @pytest.mark.parametrize("centered", [False, True])
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
 def test_rmsprop_matches_tf1s_update_rule(centered, momentum):
-    got, opt = _trajectory(tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered))
+    got, _opt = _trajectory(tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered))
     w, ms, mg, mom, want = W0.copy(), np.ones(3), np.zeros(3), np.zeros(3), []
     for _ in range(6):
         gr = _grad(w)
@@ -160,9 +160,8 @@ def test_natural_exp_and_inverse_time_decay():
 def test_piecewise_constant_boundaries_are_inclusive_on_the_left_piece():
     got = _schedule(lambda s: tf.train.piecewise_constant(s, [5, 100], [1.0, 0.5, 0.1]), STEPS)
     assert got == pytest.approx([1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.1])
-    with pytest.raises(ValueError, match="one more value than boundaries"):
-        with tf.Graph().as_default():
-            tf.train.piecewise_constant(tf.constant(1), [1, 2], [0.1, 0.2])
+    with pytest.raises(ValueError, match="one more value than boundaries"), tf.Graph().as_default():
+        tf.train.piecewise_constant(tf.constant(1), [1, 2], [0.1, 0.2])
 
 
 @pytest.mark.parametrize("cycle", [False, True])

@@ -33,8 +33,8 @@ def test_Print_first_n_limits_the_lines_and_gradient_flows_through():
         y = tf.Print(x, [x], message="step ", first_n=2)
         grad = tf.gradients(tf.reduce_sum(y * y), [x])[0]
         with tf.Session() as sess:
-            import io
             import contextlib
+            import io
 
             buf = io.StringIO()
             with contextlib.redirect_stderr(buf):
@@ -71,9 +71,8 @@ def test_print_to_a_log_level_goes_through_python_logging(caplog):
 
 
 def test_print_refuses_an_unknown_stream():
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="unsupported output_stream"):
-            tf.print("x", output_stream="file:///tmp/x")
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="unsupported output_stream"):
+        tf.print("x", output_stream="file:///tmp/x")
 
 
 def test_py_func_runs_on_a_worker_thread_with_declared_dtypes():
@@ -140,12 +139,12 @@ def test_py_func_errors_are_invalid_argument_naming_the_node_and_the_session_sur
         bad = tf.py_func(lambda: "text", [], tf.float32, name="wrongtype")
         many = tf.py_func(lambda: (1.0, 2.0), [], [tf.float32, tf.float32, tf.float32], name="short")
         with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="checker.*RuntimeError: negative input") as info:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"checker.*RuntimeError: negative input") as info:
                 sess.run(y, {x: [-1.0, -2.0]})
             assert info.value.node_name == "checker"
-            with pytest.raises(tf.errors.InvalidArgumentError, match="wrongtype.*cannot convert"):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"wrongtype.*cannot convert"):
                 sess.run(bad)
-            with pytest.raises(tf.errors.InvalidArgumentError, match="short.*returned 2 values"):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"short.*returned 2 values"):
                 sess.run(many)
             np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [1.0, 2.0])
 

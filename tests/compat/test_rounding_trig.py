@@ -46,7 +46,7 @@ def test_integer_division_by_zero_is_an_invalid_argument_naming_the_node():
         d = tf.placeholder(tf.int32, [2])
         q = tf.floordiv(tf.constant([4, 5]), d, name="intdiv")
         with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="intdiv.*division by zero") as info:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"intdiv.*division by zero") as info:
                 sess.run(q, {d: [1, 0]})
             assert info.value.node_name == "intdiv"
             np.testing.assert_array_equal(sess.run(q, {d: [3, -2]}), [1, -3])  # the session still works
@@ -107,6 +107,5 @@ def test_cosine_decay_follows_the_schedule_and_holds_after_decay_steps(alpha):
 
 
 def test_cosine_decay_needs_a_global_step():
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="requires global_step"):
-            tf.train.cosine_decay(0.1, None, 10)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="requires global_step"):
+        tf.train.cosine_decay(0.1, None, 10)

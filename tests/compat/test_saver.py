@@ -44,7 +44,7 @@ def test_save_then_restore_into_a_fresh_session_gives_back_every_value(tmp_path)
 
 
 def test_the_file_is_plain_safetensors_with_tf_variable_names(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     with tf.Session(graph=g) as sess:
@@ -59,7 +59,7 @@ def test_the_file_is_plain_safetensors_with_tf_variable_names(tmp_path):
 
 
 def test_global_step_suffix_from_an_int_or_the_global_step_variable(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
         inc = tf.assign_add(step, 1)
@@ -88,7 +88,7 @@ def test_values_computed_as_strided_views_are_saved_in_logical_order(tmp_path):
 
 
 def test_pad_step_number_uses_eight_digits(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver(var_list=[b], pad_step_number=True)
     with tf.Session(graph=g) as sess:
@@ -97,7 +97,7 @@ def test_pad_step_number_uses_eight_digits(tmp_path):
 
 
 def test_max_to_keep_deletes_the_oldest_and_the_state_file_tracks_the_kept_ones(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver(max_to_keep=2)
     d = str(tmp_path)
@@ -118,7 +118,7 @@ def test_max_to_keep_deletes_the_oldest_and_the_state_file_tracks_the_kept_ones(
 
 
 def test_max_to_keep_none_keeps_everything(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver(max_to_keep=None)
     with tf.Session(graph=g) as sess:
@@ -134,7 +134,7 @@ def test_latest_checkpoint_and_state_of_an_empty_directory_are_none(tmp_path):
 
 
 def test_the_state_file_survives_a_moved_directory(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     src = tmp_path / "run1"
@@ -200,24 +200,28 @@ def test_restoring_a_mismatched_shape_or_dtype_names_the_variable_and_both(tmp_p
     with g2.as_default():
         tf.Variable([1.0, 2.0], name="w")
         saver_w = tf.train.Saver()
-    with tf.Session(graph=g2) as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"w with shape \(3,\).*variable w has shape \(2,\)"):
-            saver_w.restore(sess, path)
+    with (
+        tf.Session(graph=g2) as sess,
+        pytest.raises(tf.errors.InvalidArgumentError, match=r"w with shape \(3,\).*variable w has shape \(2,\)"),
+    ):
+        saver_w.restore(sess, path)
     g3 = tf.Graph()
     with g3.as_default():
         tf.Variable(np.float32(1), name="n")
         saver_n = tf.train.Saver()
-    with tf.Session(graph=g3) as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"n as int32 but variable n is float32"):
-            saver_n.restore(sess, path)
+    with (
+        tf.Session(graph=g3) as sess,
+        pytest.raises(tf.errors.InvalidArgumentError, match=r"n as int32 but variable n is float32"),
+    ):
+        saver_n.restore(sess, path)
 
 
 def test_restoring_from_nothing_or_a_corrupt_file_is_a_clear_error(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, _init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     with tf.Session(graph=g) as sess:
-        with pytest.raises(tf.errors.NotFoundError, match="no checkpoint at .*nothing"):
+        with pytest.raises(tf.errors.NotFoundError, match=r"no checkpoint at .*nothing"):
             saver.restore(sess, str(tmp_path / "nothing"))
         with pytest.raises(tf.errors.InvalidArgumentError, match="None"):
             saver.restore(sess, None)
@@ -227,7 +231,7 @@ def test_restoring_from_nothing_or_a_corrupt_file_is_a_clear_error(tmp_path):
 
 
 def test_saving_into_a_missing_directory_is_an_error(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     with tf.Session(graph=g) as sess:
@@ -244,13 +248,13 @@ def test_bad_var_lists_are_errors():
         a = tf.Variable(1.0, name="a")
         with pytest.raises(ValueError, match="'a' twice"):
             tf.train.Saver([a, a])
-        with pytest.raises(TypeError, match="not an ac.Variable"):
+        with pytest.raises(TypeError, match=r"not an ac\.Variable"):
             tf.train.Saver([a.value()])
     assert tf.train.Saver(allow_empty=True, var_list=[]).last_checkpoints == []
 
 
 def test_a_planted_symlink_at_the_checkpoint_path_is_replaced_not_followed(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     victim = tmp_path / "victim.txt"
@@ -267,7 +271,7 @@ def test_a_planted_symlink_at_the_checkpoint_path_is_replaced_not_followed(tmp_p
 
 
 async def test_async_save_and_restore_with_the_async_session(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, b, step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
         set_b = b.assign([7.0, 8.0])
@@ -284,7 +288,7 @@ async def test_async_save_and_restore_with_the_async_session(tmp_path):
 
 
 def test_a_failed_write_leaves_the_previous_checkpoint_whole_and_no_temp_files(tmp_path, monkeypatch):
-    g, k, b, step, n, init = _model()
+    g, _k, b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver()
     with tf.Session(graph=g) as sess:
@@ -304,7 +308,7 @@ def test_a_failed_write_leaves_the_previous_checkpoint_whole_and_no_temp_files(t
 
 
 def test_keep_checkpoint_every_n_hours_keeps_files_out_of_the_rotation(tmp_path):
-    g, k, b, step, n, init = _model()
+    g, _k, _b, _step, _n, init = _model()
     with g.as_default():
         saver = tf.train.Saver(max_to_keep=1, keep_checkpoint_every_n_hours=0.0)
     with tf.Session(graph=g) as sess:

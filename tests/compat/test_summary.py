@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("tensorboardX")
 
 
-import antcolony.compat.v1 as tf  # noqa: E402
+import antcolony.compat.v1 as tf
 
-from .event_reader import read_events  # noqa: E402
+from .event_reader import read_events
 
 
 def _event_file(logdir) -> str:
@@ -102,9 +102,11 @@ def test_summary_names_are_unique_and_scalar_needs_a_scalar():
 def test_histogram_of_a_nan_is_an_invalid_argument():
     with tf.Graph().as_default():
         h = tf.summary.histogram("h", tf.constant([1.0, np.nan]))
-        with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="Nan in summary histogram for: h"):
-                sess.run(h)
+        with (
+            tf.Session() as sess,
+            pytest.raises(tf.errors.InvalidArgumentError, match="Nan in summary histogram for: h"),
+        ):
+            sess.run(h)
 
 
 def test_file_writer_never_follows_a_planted_symlink(tmp_path, monkeypatch):

@@ -16,10 +16,9 @@ def fresh_graph():
 
 
 def test_variables_are_named_by_nested_variable_scopes():
-    with tf.variable_scope("net"):
-        with tf.variable_scope("layer1") as scope:
-            w = tf.get_variable("w", [2, 3])
-            assert scope.name == "net/layer1"
+    with tf.variable_scope("net"), tf.variable_scope("layer1") as scope:
+        w = tf.get_variable("w", [2, 3])
+        assert scope.name == "net/layer1"
     assert w.name == "net/layer1/w:0"
     assert w.shape == (2, 3) and w.dtype == tf.float32
     assert w in tf.global_variables() and w in tf.trainable_variables()
@@ -37,17 +36,18 @@ def test_reentering_a_scope_makes_a_new_op_name_scope_but_shares_the_variable_na
 
 
 def test_reuse_true_for_a_missing_variable_is_an_error_naming_it():
-    with tf.variable_scope("enc", reuse=True):
-        with pytest.raises(ValueError, match=r"enc/missing does not exist.*AUTO_REUSE"):
-            tf.get_variable("missing", [1])
+    with (
+        tf.variable_scope("enc", reuse=True),
+        pytest.raises(ValueError, match=r"enc/missing does not exist.*AUTO_REUSE"),
+    ):
+        tf.get_variable("missing", [1])
 
 
 def test_creating_an_existing_variable_without_reuse_is_an_error_naming_it():
     with tf.variable_scope("dec"):
         tf.get_variable("w", [1])
-    with tf.variable_scope("dec"):
-        with pytest.raises(ValueError, match=r"dec/w already exists.*reuse=True"):
-            tf.get_variable("w", [1])
+    with tf.variable_scope("dec"), pytest.raises(ValueError, match=r"dec/w already exists.*reuse=True"):
+        tf.get_variable("w", [1])
 
 
 def test_auto_reuse_creates_then_shares():
@@ -66,13 +66,11 @@ def test_auto_reuse_creates_then_shares():
 
 
 def test_reuse_is_inherited_by_nested_scopes_and_reuse_false_cannot_undo_it():
-    with tf.variable_scope("a"):
-        with tf.variable_scope("b"):
-            w = tf.get_variable("w", [1])
-    with tf.variable_scope("a", reuse=True):
-        with tf.variable_scope("b", reuse=False) as inner:
-            assert inner.reuse is True
-            assert tf.get_variable("w", [1]) is w
+    with tf.variable_scope("a"), tf.variable_scope("b"):
+        w = tf.get_variable("w", [1])
+    with tf.variable_scope("a", reuse=True), tf.variable_scope("b", reuse=False) as inner:
+        assert inner.reuse is True
+        assert tf.get_variable("w", [1]) is w
 
 
 def test_reuse_variables_and_reentering_a_scope_object():
@@ -118,7 +116,7 @@ def test_scope_initializer_and_dtype_are_the_defaults_of_new_variables():
         with tf.variable_scope("inner"):
             b = tf.get_variable("b", [1])
         c = tf.get_variable("c", [1], initializer=tf.ones_initializer())
-        with pytest.raises(ValueError, match="0.5.*int32"):
+        with pytest.raises(ValueError, match=r"0\.5.*int32"):
             tf.get_variable("n", [2], dtype=tf.int32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -155,7 +153,7 @@ def test_regularizers_add_their_loss_to_the_regularization_collection():
         return tf.reduce_sum(tf.square(w)) * 0.1
 
     with tf.variable_scope("reg", regularizer=l2):
-        w = tf.get_variable("w", initializer=np.array([1.0, 2.0], np.float32))
+        tf.get_variable("w", initializer=np.array([1.0, 2.0], np.float32))
     b = tf.get_variable("b", initializer=np.array([5.0], np.float32))
     losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
     assert len(losses) == 1 and losses[0].name.startswith("reg/w/Regularizer/")

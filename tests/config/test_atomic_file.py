@@ -69,7 +69,7 @@ def test_a_failure_names_the_target_not_the_random_temporary(tmp_path: Path) -> 
 
 def test_a_directory_at_the_target_fails_and_leaves_no_temporary(tmp_path: Path) -> None:
     (tmp_path / "out.json").mkdir()
-    with pytest.raises(IsADirectoryError, match="out.json"):
+    with pytest.raises(IsADirectoryError, match=r"out\.json"):
         write_file_atomic(tmp_path / "out.json", "x")
     assert _names(tmp_path) == ["out.json"]
 

@@ -4,6 +4,7 @@ subscribers, and never blocking the event loop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from antcolony.actors import Actor, ActorRef, Runtime, get_runtime
 from antcolony.config import (
     ConfigSnapshot,
@@ -251,7 +253,7 @@ async def test_a_half_written_file_is_never_applied_only_the_completed_one(
     ref = listen(cfg, got)
     await wait_until(lambda: len(got.snapshots) == 1)
     full = config_text(perf=20, mem=3 << 20, name="job-a")
-    with open(cfg, "w") as f:  # noqa: ASYNC230 - in place, as a writer that does not rename
+    with open(cfg, "w") as f:
         f.write(full[: len(full) // 2])
         f.flush()
         await wait_polls(ref, 4)  # the half file is seen, stable, and deferred as incomplete
@@ -271,7 +273,7 @@ async def test_a_file_written_in_small_pieces_only_ever_publishes_complete_confi
     ref = listen(cfg, got)
     await wait_until(lambda: len(got.snapshots) == 1)
     final = config_text(perf=25, mem=7 << 20)
-    with open(cfg, "w") as f:  # noqa: ASYNC230 - a slow in-place writer
+    with open(cfg, "w") as f:
         for start in range(0, len(final), 7):
             f.write(final[start:start + 7])
             f.flush()
@@ -290,10 +292,8 @@ async def test_content_that_changes_between_the_two_reads_is_not_parsed(
     versions = iter([config_text(perf=11), config_text(perf=12), config_text(perf=13)])
 
     def changing(path: str, max_bytes: int) -> Any:
-        try:
+        with contextlib.suppress(StopIteration):
             cfg.write_text(next(versions))  # a writer races every read
-        except StopIteration:
-            pass
         return real(path, max_bytes)
 
     monkeypatch.setattr(fl, "_read_file", changing)

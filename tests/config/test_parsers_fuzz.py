@@ -3,6 +3,7 @@ only antcolony's own errors escape, and a parse costs little CPU time (it may ru
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import time
@@ -90,9 +91,8 @@ def _cpu_time_of(fn: Any, *args: Any) -> float:
         gc.disable()
         start = time.thread_time()
         try:
-            fn(*args)
-        except AntColonyError:
-            pass
+            with contextlib.suppress(AntColonyError):
+                fn(*args)
         finally:
             spent = time.thread_time() - start
             if enabled:

@@ -6,6 +6,7 @@ import json
 import pickle
 
 import pytest
+
 from antcolony.config import (
     ResourceConfig,
     config_file_from_env,
@@ -14,7 +15,6 @@ from antcolony.config import (
     parse_resource_config,
     parse_resource_config_bytes,
 )
-
 from antcolony.errors import ConfigError, IncompleteConfigError
 
 SRC = "/etc/job/sche2pai.json"

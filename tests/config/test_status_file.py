@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from antcolony.config import (
     GPU_USAGE_FIELDS,
     build_status,
@@ -20,7 +21,6 @@ from antcolony.config import (
     status_file_from_env,
     write_status_atomic,
 )
-
 from antcolony.errors import ConfigError
 from tests.waiting import until
 
@@ -212,7 +212,7 @@ async def test_the_torn_read_check_does_catch_an_in_place_writer(tmp_path: Path)
         while not thread.torn and loop.time() < deadline:
             i += 1
             data = json.dumps(_large_status(i))
-            with open(path, "w") as f:  # noqa: ASYNC230 - truncate, then write in pieces, as a non-atomic writer does
+            with open(path, "w") as f:
                 for start in range(0, len(data), 16384):
                     f.write(data[start:start + 16384])
                     f.flush()

@@ -94,10 +94,10 @@ def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleT
         def __init__(self, size: int, flags: int) -> None:
             self.buf, self.flags = bytearray(size), flags
 
-    def PinnedMemoryPointer(mem: Any, offset: int) -> memoryview:  # noqa: N802 - CuPy's name
+    def PinnedMemoryPointer(mem: Any, offset: int) -> memoryview:
         return memoryview(mem.buf)[offset:]
 
-    class using_allocator:  # noqa: N801 - CuPy's name
+    class using_allocator:
         def __init__(self, fn: Any) -> None:
             self.fn = fn
 

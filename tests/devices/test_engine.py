@@ -62,7 +62,8 @@ async def _run_sequence(kind: str, nvars: int, specs: list[Any]) -> None:
     futures = []
     for i, (reads, writes, how, priority, (device, prop)) in enumerate(specs):
         reads, writes = {r % nvars for r in reads}, {w % nvars for w in writes}
-        fn: Callable[..., Any] = lambda i=i, r=reads, w=writes: body(i, r, w)
+        def fn(i=i, r=reads, w=writes) -> Any:
+            return body(i, r, w)
         if how == "coro":
             fn = _as_coroutine_function(fn)
         elif how == "async":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
 import threading
 
@@ -12,12 +13,12 @@ import pytest
 
 import antcolony as ac
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import Completed, Launch
 from antcolony.actors.runtime import get_runtime
 from antcolony.actors.session_stats import worker_statistics
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import GpuWorker
 from antcolony.devices.kernels.registry import KERNELS
+from antcolony.devices.launch import KernelDone, Launch
 from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
 from tests.waiting import until, until_async
 
@@ -201,7 +202,7 @@ class _Collector(Actor):
         self.done = done
         self.expected = expected
 
-    def on_receive(self, msg: Completed) -> None:
+    def on_receive(self, msg: KernelDone) -> None:
         self.order.append(msg.outputs)
         if len(self.order) == self.expected and not self.done.done():
             self.done.set_result(None)
@@ -249,9 +250,9 @@ async def test_a_multi_device_chrome_trace_has_a_track_per_worker_and_valid_even
     by_track: dict[tuple[int, int], list[dict]] = {}
     for e in complete:
         by_track.setdefault((e["pid"], e["tid"]), []).append(e)
-    for (pid, tid), evs in by_track.items():
+    for evs in by_track.values():
         evs.sort(key=lambda e: e["ts"])
-        for a, b in zip(evs, evs[1:]):
+        for a, b in itertools.pairwise(evs):
             nested = b["ts"] + b["dur"] <= a["ts"] + a["dur"]
             assert b["ts"] >= a["ts"] + a["dur"] - 1e-3 or nested, (a, b)
 

@@ -137,7 +137,7 @@ async def test_with_vmem_off_a_request_over_the_limit_is_resource_exhausted_nami
     async with ac.Session(g, config=config) as sess:
         with pytest.raises(ac.errors.ResourceExhaustedError, match=r"/gpu:0") as info:
             await sess.run(out, {x: np.ones((1 * MiB + 1024) // 4, np.float32)})
-        assert "1025.00 KiB" in str(info.value) or str((1 * MiB + 1024)) in str(info.value)
+        assert "1025.00 KiB" in str(info.value) or str(1 * MiB + 1024) in str(info.value)
         assert await sess.run(out, {x: np.ones(1000, np.float32)}) == 2000.0
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+import antcolony as ac
 from antcolony.graph import OP_DEFS
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS, WhileContext, op_context
 from antcolony.graph.control_flow.context import ref_variable_name
 from antcolony.graph.core import Graph, Operation, Tensor
-
-import antcolony as ac
 
 
 def ops_of(g: Graph, op_type: str) -> list[Operation]:
@@ -23,7 +23,7 @@ def switch_of(t: Tensor) -> Operation:
 
 
 def test_the_control_flow_op_types_are_registered_stateless_and_exported() -> None:
-    assert CONTROL_FLOW_OPS == {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"}
+    assert {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"} == CONTROL_FLOW_OPS
     assert all(t in OP_DEFS and not OP_DEFS[t].stateful for t in CONTROL_FLOW_OPS)
     assert all(OP_DEFS[t].stateful for t in ("Accumulator", "AccumulatorPush", "AccumulatorPop"))
     assert callable(ac.cond) and callable(ac.while_loop)
@@ -124,7 +124,7 @@ def test_a_tensor_from_one_branch_cannot_be_used_in_the_other() -> None:
             leaked.append(ac.constant(1.0))
             return leaked[0]
 
-        with pytest.raises(ac.errors.GraphError, match="true branch .* cannot be used in the false branch"):
+        with pytest.raises(ac.errors.GraphError, match=r"true branch .* cannot be used in the false branch"):
             ac.cond(p, true_fn, lambda: leaked[0] + 1.0)
 
 

@@ -8,8 +8,9 @@ The registry tests make sure no op type is left without a gradient entry, a CPU 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest

@@ -108,7 +108,7 @@ def test_a_rich_graph_reimported_without_prefix_is_structurally_identical() -> N
 
 
 def test_const_values_keep_dtype_shape_and_read_only_flag() -> None:
-    g, named = build_rich_graph()
+    g, _named = build_rich_graph()
     g2 = ac.Graph()
     with g2.as_default():
         ac.import_graph_def(g.as_graph_def().to_json(), name="")
@@ -123,7 +123,7 @@ def test_const_values_keep_dtype_shape_and_read_only_flag() -> None:
 
 
 def test_graph_def_json_is_strict_json_and_nodes_look_like_tf() -> None:
-    g, named = build_rich_graph()
+    g, _named = build_rich_graph()
     text = g.as_graph_def().to_json()
     data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON token {c}"))
     node = next(n for n in data["node"] if n["name"] == "loss")
@@ -175,7 +175,7 @@ def test_import_without_prefix_into_a_graph_with_the_same_names_uniquifies_them(
 
 
 def test_return_elements_give_tensors_and_ops_in_order() -> None:
-    g, named = build_rich_graph()
+    g, _named = build_rich_graph()
     g2 = ac.Graph()
     with g2.as_default():
         out = ac.import_graph_def(g.as_graph_def(), return_elements=["loss:0", "init", "x:0"], name="i")
@@ -192,7 +192,7 @@ def test_unknown_return_elements_are_named_in_the_error() -> None:
 
 
 def test_input_map_replaces_a_placeholder_for_its_consumers() -> None:
-    g, named = build_rich_graph()
+    g, _named = build_rich_graph()
     g2 = ac.Graph()
     with g2.as_default():
         z = ac.constant(np.ones((3, 2), np.float32), name="z")
@@ -251,7 +251,7 @@ def test_exporting_an_attr_of_an_unsupported_type_names_the_node_and_attr() -> N
     with g.as_default():
         op = ac.no_op(name="odd")
     op.attrs["callback"] = print
-    with pytest.raises(GraphError, match="'callback'.*'odd'"):
+    with pytest.raises(GraphError, match=r"'callback'.*'odd'"):
         g.as_graph_def()
 
 
@@ -280,10 +280,9 @@ def test_devices_are_kept_and_the_device_scope_fills_empty_ones() -> None:
         with ac.device("/gpu:0"):
             a = ac.constant(1.0, name="a")
         ac.identity(a, name="b")
-    with ac.Graph().as_default():
-        with ac.device("/cpu:0"):
-            scoped = ac.no_op(name="scoped")
-            a2, b2 = ac.import_graph_def(g.as_graph_def(), return_elements=["a", "b"])
+    with ac.Graph().as_default(), ac.device("/cpu:0"):
+        scoped = ac.no_op(name="scoped")
+        a2, b2 = ac.import_graph_def(g.as_graph_def(), return_elements=["a", "b"])
     assert a2.device == a.op.device != ""
     assert b2.device == scoped.device != ""
 

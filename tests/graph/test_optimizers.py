@@ -3,7 +3,8 @@ the global step, and training a small linear regression to a low loss."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ async def test_momentum_steps_follow_tf_update_formulas(nesterov: bool) -> None:
 async def test_adam_steps_follow_tf_update_formulas() -> None:
     lr, b1, b2, eps = 0.01, 0.8, 0.95, 1e-7
     model = Regression()
-    values, grads, opt = await _steps(model, lambda: ac.train.AdamOptimizer(lr, b1, b2, eps), 3)
+    values, grads, _opt = await _steps(model, lambda: ac.train.AdamOptimizer(lr, b1, b2, eps), 3)
     m = [np.zeros_like(v) for v in values[0]]
     v2 = [np.zeros_like(v) for v in values[0]]
     var = [v.copy() for v in values[0]]

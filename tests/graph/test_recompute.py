@@ -12,7 +12,12 @@ import pytest
 import antcolony as ac
 from antcolony.errors import ConfigError, GraphError
 from antcolony.graph.passes.recompute import (
-    RECOMPUTE_HINT, mark_for_recompute, optimize_for_run, recompute, recompute_hint, rewire_input,
+    RECOMPUTE_HINT,
+    mark_for_recompute,
+    optimize_for_run,
+    recompute,
+    recompute_hint,
+    rewire_input,
 )
 
 MiB = 1 << 20
@@ -226,7 +231,7 @@ def _mlp(hint: bool) -> tuple[ac.Graph, dict]:
             loss = ac.reduce_mean(ac.square(ac.matmul(h, wo) - y))
             train = ac.train.GradientDescentOptimizer(0.1).minimize(loss)
         init = ac.global_variables_initializer()
-    return g, {"x": x, "y": y, "loss": loss, "train": train, "init": init, "ws": ws + [wo]}
+    return g, {"x": x, "y": y, "loss": loss, "train": train, "init": init, "ws": [*ws, wo]}
 
 
 def _config(mode: str) -> ac.SessionConfig:

@@ -103,7 +103,7 @@ async def test_a_second_config_file_in_one_process_is_refused_with_the_file_in_f
         await a.run(t["init"])
         other = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB,
                                  resource_config_file=str(tmp_path / "other.json"))
-        with pytest.raises(ac.errors.ConfigError, match="already follows .*job.json"):
+        with pytest.raises(ac.errors.ConfigError, match=r"already follows .*job\.json"):
             async with ac.Session(g, config=other) as b:
                 await b.run(t["init"])
         assert a.resource_manager.perf_control == 100  # the job's share untouched

@@ -8,7 +8,11 @@ import pytest
 
 import antcolony as ac
 from antcolony.actors.run_actions import (
-    RUN_ACTIONS, RunAction, RunGroup, register_run_action, run_actions_of,
+    RUN_ACTIONS,
+    RunAction,
+    RunGroup,
+    register_run_action,
+    run_actions_of,
 )
 from antcolony.actors.runtime import get_runtime
 

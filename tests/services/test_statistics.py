@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from antcolony.actors import ActorRef, get_runtime
 from antcolony.actors.services import (
     DumperStats,

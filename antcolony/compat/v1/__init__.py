@@ -8,9 +8,9 @@ the primary API; do not use this face from async code.
 
 from __future__ import annotations
 
+from antcolony.actors.sync_session import InteractiveSession, Session
 from antcolony.api import *  # noqa: F403 - the graph API, the same objects as ``import antcolony as ac``
 from antcolony.api import __all__ as _api_names
-from antcolony.actors.sync_session import InteractiveSession, Session
 from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.graph.default_session import get_default_session
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable

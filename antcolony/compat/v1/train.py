@@ -2,20 +2,54 @@
 
 from __future__ import annotations
 
-from antcolony.graph.train import (
-    AdadeltaOptimizer, AdagradOptimizer, cosine_decay, AdamOptimizer, ExponentialMovingAverage, GradientDescentOptimizer,
-    MomentumOptimizer, Optimizer, RMSPropOptimizer, create_global_step, exponential_decay, get_global_step,
-    get_or_create_global_step, inverse_time_decay, natural_exp_decay, piecewise_constant, polynomial_decay,
-)
 from antcolony.actors.checkpoint_state import (
-    CheckpointState, checkpoint_exists, get_checkpoint_state, latest_checkpoint,
+    CheckpointState,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
 )
 from antcolony.actors.saver import Saver
+from antcolony.graph.train import (
+    AdadeltaOptimizer,
+    AdagradOptimizer,
+    AdamOptimizer,
+    ExponentialMovingAverage,
+    GradientDescentOptimizer,
+    MomentumOptimizer,
+    Optimizer,
+    RMSPropOptimizer,
+    cosine_decay,
+    create_global_step,
+    exponential_decay,
+    get_global_step,
+    get_or_create_global_step,
+    inverse_time_decay,
+    natural_exp_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
 
 __all__ = [
-    "Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-    "get_global_step", "create_global_step", "get_or_create_global_step",
-    "Saver", "CheckpointState", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
-    "AdagradOptimizer", "AdadeltaOptimizer", "RMSPropOptimizer", "ExponentialMovingAverage", "exponential_decay",
-    "inverse_time_decay", "natural_exp_decay", "piecewise_constant", "polynomial_decay", "cosine_decay",
+    "AdadeltaOptimizer",
+    "AdagradOptimizer",
+    "AdamOptimizer",
+    "CheckpointState",
+    "ExponentialMovingAverage",
+    "GradientDescentOptimizer",
+    "MomentumOptimizer",
+    "Optimizer",
+    "RMSPropOptimizer",
+    "Saver",
+    "checkpoint_exists",
+    "cosine_decay",
+    "create_global_step",
+    "exponential_decay",
+    "get_checkpoint_state",
+    "get_global_step",
+    "get_or_create_global_step",
+    "inverse_time_decay",
+    "latest_checkpoint",
+    "natural_exp_decay",
+    "piecewise_constant",
+    "polynomial_decay",
 ]

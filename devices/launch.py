@@ -1,0 +1,41 @@
+"""The device protocol: what a node actor tells a device worker, and what comes back.
+
+Plain ``__slots__`` classes: one of each per launched kernel, so they must be cheap. ``step`` is
+opaque to the worker (the executor's tag, handed back untouched).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Launch:
+    """Run ``compute(*inputs)`` on a device worker and reply ``KernelDone`` to ``reply_to``.
+
+    ``kind`` is "compute" or "copy" (host<->device transfers, run on a copy stream).
+    """
+
+    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind")
+
+    def __init__(self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute") -> None:
+        self.step = step
+        self.compute = compute
+        self.inputs = inputs
+        self.priority = priority
+        self.reply_to = reply_to
+        self.kind = kind
+
+
+class KernelDone:
+    """A launched kernel finished on ``worker`` (a stream label) from ``start`` to ``end``
+    (``time.perf_counter`` seconds): its outputs, or the exception it raised."""
+
+    __slots__ = ("step", "outputs", "error", "start", "end", "worker")
+
+    def __init__(self, step: Any, outputs: Any, error: BaseException | None, start: float, end: float, worker: str) -> None:
+        self.step = step
+        self.outputs = outputs
+        self.error = error
+        self.start = start
+        self.end = end
+        self.worker = worker

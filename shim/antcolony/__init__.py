@@ -1,0 +1,1 @@
+../../antcolony/__init__.py

@@ -1,0 +1,1 @@
+../../antcolony/__main__.py

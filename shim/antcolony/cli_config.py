@@ -1,0 +1,1 @@
+../../antcolony/cli_config.py
