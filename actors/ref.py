@@ -39,6 +39,11 @@ class ActorRef:
         """True until the actor has stopped (a queued stop does not count yet)."""
         return self._cell.alive
 
+    @property
+    def mailbox_size(self) -> int:
+        """Messages waiting in the actor's mailbox now (read on the loop's thread)."""
+        return len(self._cell.mailbox)
+
     def tell(self, message: Any) -> None:
         """Send ``message`` without waiting for a reply.
 

@@ -32,6 +32,7 @@ from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
+from antcolony.actors.session_stats import SessionStatistics, session_statistics
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig
@@ -364,6 +365,10 @@ class Session:
             logger.warning("%s: memory limit asked %d bytes, reached %d: %s", device, wanted, reached,
                            memory.limit_shortfall())
         return reached
+
+    def statistics(self) -> SessionStatistics:
+        """Executors cached, executor actors alive, runs in flight, ... (see actors/session_stats.py)."""
+        return session_statistics(self)
 
     def list_devices(self) -> list[DeviceInfo]:
         self._attach()

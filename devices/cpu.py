@@ -12,6 +12,8 @@ from antcolony.devices.handoff import post
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.devices.thread_pool import PriorityPool
 
+from .worker_stats import GetWorkerStatistics, WorkerStatistics
+
 
 class CpuWorker(Actor):
     """Device worker for ``/device:CPU:0``.
@@ -30,14 +32,20 @@ class CpuWorker(Actor):
         # loop; launches beyond the window wait in the pool's priority queue.
         self.pool = PriorityPool("cpu", threads, self._execute, limit=2 * threads)
         self.priority_pool = PriorityPool("cpu-prio", max(1, priority_threads), self._execute)
+        self.completed = 0
 
     def on_start(self) -> None:
         self.loop = asyncio.get_running_loop()
 
-    def on_receive(self, msg: Any) -> None:
+    def on_receive(self, msg: Any) -> Any:
         if type(msg) is Launch:
             pool = self.priority_pool if msg.priority > 0 else self.pool
             pool.submit((pool, msg), msg.priority)
+        elif type(msg) is GetWorkerStatistics:
+            pools = (self.pool, self.priority_pool)
+            return WorkerStatistics("/device:CPU:0", sum(p.queued for p in pools), sum(p.running for p in pools),
+                                    self.completed, False, self.ref.mailbox_size)
+        return None
 
     def _execute(self, job: tuple[PriorityPool, Launch]) -> None:
         # Runs on a pool thread: never touch actor state here, only post back to the loop.
@@ -55,10 +63,10 @@ class CpuWorker(Actor):
         meta = (launch.step, err, start, time.perf_counter(), threading.current_thread().name)
         post(self.loop, "a CPU kernel", self._finish, pool, launch.reply_to, cell, meta)
 
-    @staticmethod
-    def _finish(pool: PriorityPool, reply_to: Any, cell: list[Any], meta: tuple[Any, ...]) -> None:
+    def _finish(self, pool: PriorityPool, reply_to: Any, cell: list[Any], meta: tuple[Any, ...]) -> None:
         step, err, start, end, worker = meta
         pool.release()
+        self.completed += 1
         reply_to.tell(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
 
     def on_stop(self) -> None:

@@ -25,6 +25,7 @@ from antcolony.devices.launch import KernelDone, Launch
 
 from .backends.base import GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
+from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
 #: Launches in flight per stream (a slot per launch in ``free``; a finished launch frees one).
 LAUNCH_DEPTH = 4
@@ -42,6 +43,7 @@ class GpuWorker(Actor):
         self.seq = itertools.count()
         self.streams: list[Stream] = []
         self.share = ComputeShare()
+        self.completed = 0
         self._wake: asyncio.TimerHandle | None = None
 
     def on_start(self) -> None:
@@ -68,6 +70,12 @@ class GpuWorker(Actor):
             self._rehold()
         elif type(msg) is GetShareStats:
             return self.share.stats()
+        elif type(msg) is GetWorkerStatistics:
+            queued = len(self.queues["compute"]) + len(self.queues["copy"])
+            idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
+            in_flight = len(self.streams) * LAUNCH_DEPTH - idle
+            return WorkerStatistics(f"/device:GPU:{self.index}", queued, in_flight, self.completed,
+                                    self._wake is not None, self.ref.mailbox_size)
         return None
 
     def _dispatch(self, kind: str) -> None:
@@ -83,6 +91,7 @@ class GpuWorker(Actor):
             def on_done(result: Any, error: BaseException | None, start: float, end: float,
                         launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
                 launch.reply_to.tell(KernelDone(launch.step, result, error, start, end, label))
+                self.completed += 1
                 self.free[kind].append(stream)
                 if compute:
                     self.share.finished(start, end)

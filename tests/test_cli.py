@@ -213,7 +213,9 @@ def _console_script() -> str | None:
     return exe if out.returncode == 0 and "usage: antcolony" in out.stdout else None
 
 
-@pytest.fixture(params=["python-m", "console-script"])
+# Each test run through a launcher starts an interpreter (about a second): slow.
+@pytest.fixture(params=[pytest.param("python-m", marks=pytest.mark.slow),
+                        pytest.param("console-script", marks=pytest.mark.slow)])
 def antcolony_cmd(request: pytest.FixtureRequest) -> list[str]:
     """Both launchers: ``python -m antcolony`` always, the console script when on PATH."""
     if request.param == "python-m":

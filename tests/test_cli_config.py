@@ -108,6 +108,7 @@ def test_status_exit_codes_for_bad_and_missing_files(tmp_path: Path, capsys: pyt
     assert code == 2 and "no such file" in err
 
 
+@pytest.mark.slow
 def test_the_commands_work_through_python_m_antcolony(tmp_path: Path) -> None:
     good = tmp_path / "c.json"
     good.write_text('{"perfControl": 30}')

@@ -29,6 +29,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         pytest.fail(f"antcolony {' '.join(args)} did not finish in 20 s")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["config", "check"], ["status"]])
 def test_a_device_is_refused_with_a_clear_message(command: list[str]) -> None:
     proc = _cli(*command, "/dev/zero")
@@ -37,6 +38,7 @@ def test_a_device_is_refused_with_a_clear_message(command: list[str]) -> None:
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["config", "check"], ["status"]])
 def test_a_fifo_is_refused_at_once(tmp_path: Path, command: list[str]) -> None:
     fifo = tmp_path / "config.json"
@@ -94,6 +96,7 @@ def test_run_of_a_directory_explains_instead_of_a_traceback(tmp_path: Path, caps
     assert f"{tmp_path} is a directory without a __main__.py" in err
 
 
+@pytest.mark.slow
 def test_run_of_a_directory_with_main_runs_it(tmp_path: Path) -> None:
     (tmp_path / "__main__.py").write_text("print('ran as a package directory')\n")
     proc = subprocess.run([sys.executable, "-m", "antcolony", "run", str(tmp_path)], capture_output=True,

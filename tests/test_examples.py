@@ -13,6 +13,9 @@ import sys
 import numpy as np
 import pytest
 
+# Each test trains an example model to its target accuracy: slow.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 

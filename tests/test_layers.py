@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+# Each test runs scripts/check_layers.py in its own interpreter: slow.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = ("antcolony", "actors", "cluster", "config", "devices", "graph")
 

@@ -19,6 +19,7 @@ def _loaded_after(statement: str) -> set[str]:
     return set(json.loads(out.stdout.splitlines()[-1]))
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_actor_kernel_imports_alone() -> None:
     loaded = _loaded_after("import antcolony.actors.actor")
     assert loaded == {
@@ -27,12 +28,14 @@ def test_the_actor_kernel_imports_alone() -> None:
     }
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_graph_imports_without_the_runtime() -> None:
     loaded = _loaded_after("import antcolony.graph")
     assert "antcolony.graph.core" in loaded
     assert not {m for m in loaded if m.startswith(("antcolony.actors", "antcolony.devices", "antcolony.config"))}
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_import_antcolony_loads_nothing_until_a_name_is_used() -> None:
     assert _loaded_after("import antcolony") == {"antcolony", "antcolony.errors"}
     # A graph name needs graph/, not the session and its devices.

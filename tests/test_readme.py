@@ -7,6 +7,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+# The README's examples train models: slow.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 

@@ -6,6 +6,11 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
+# Each test runs a script of scripts/ in its own interpreter: slow.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 

@@ -56,6 +56,7 @@ def test_smoke_few_steps_learn(train_digits: ModuleType) -> None:
     assert "loss" in lines[-1] and "batch acc" in lines[-1] and "steps/s" in lines[-1]
 
 
+@pytest.mark.slow
 def test_layers_on_simulated_gpus_train_exactly_like_the_cpu_run(train_digits: ModuleType) -> None:
     cpu, _ = _train(train_digits, "--steps", "40", "--seed", "2")
     gpus, out = _train(train_digits, "--steps", "40", "--seed", "2", "--devices", "/gpu:0,/gpu:1,/cpu:0")

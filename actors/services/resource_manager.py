@@ -43,7 +43,8 @@ PHASE = 2
 @dataclass(frozen=True)
 class ResourceManagerStats:
     """Step accounting of a job under management (seconds): steps seen, post-step pauses,
-    suspension, the perfControl in force, configs applied and the last one's latency."""
+    suspension, the perfControl in force, configs applied and the last one's latency; and the
+    ``run`` calls suspended at their step boundary right now (perfControl 0)."""
 
     steps: int
     paused_s: float
@@ -51,6 +52,7 @@ class ResourceManagerStats:
     perf_control: int
     configs_applied: int
     last_apply_latency_s: float | None
+    suspended_callers: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class ResourceManager:
         self._closed = False
         self._steps = 0
         self._paused = self._suspended = 0.0
+        self._suspended_callers = 0
         self._applied = 0
         self._latency: float | None = None
         # session -> (its smoother, when its last pause ended, its GPUs' busy totals then); a new
@@ -181,6 +184,7 @@ class ResourceManager:
     async def _suspend(self, session: SessionView) -> None:
         logger.info("%s: perfControl 0: job suspended at a step boundary (memory kept)", self.path)
         started = time.perf_counter()
+        self._suspended_callers += 1
         try:
             while self.perf_control == 0:
                 self._resume.clear()
@@ -191,6 +195,7 @@ class ResourceManager:
                 if self._closed or session.closed:
                     raise CancelledError(None, None, f"the session was closed while suspended by {self.path}")
         finally:
+            self._suspended_callers -= 1
             self._suspended += time.perf_counter() - started
         logger.info("%s: job resumed (perfControl %d)", self.path, self.perf_control)
 
@@ -213,6 +218,7 @@ class ResourceManager:
     def stats(self) -> ResourceManagerStats:
         return ResourceManagerStats(
             self._steps, self._paused, self._suspended, self.perf_control, self._applied, self._latency,
+            self._suspended_callers,
         )
 
     async def share_stats(self) -> dict[int, Any]:

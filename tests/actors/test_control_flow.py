@@ -4,7 +4,10 @@ parallel_iterations, long loops, and gradients checked by finite differences."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -120,22 +123,42 @@ async def test_maximum_iterations_caps_a_loop():
     assert int(await _run(g, r)) == 7
 
 
-async def test_ten_thousand_iterations_run_without_recursion_and_free_their_state():
+@pytest.mark.parametrize("iterations, recursion_limit", [
+    (300, 150),  # twice as many iterations as the lowered limit allows frames: recursing per iteration fails
+    pytest.param(10_000, None, marks=pytest.mark.slow),  # ten times the default limit, at its default
+])
+async def test_many_iterations_run_without_recursion_and_free_their_state(iterations, recursion_limit):
     g = ac.Graph()
     with g.as_default(), ac.device("/gpu:0"):
         r = ac.while_loop(
-            lambda k, v: k < 10_000, lambda k, v: (k + 1, v * 0.5 + 1.0),
+            lambda k, v: k < iterations,
+            lambda k, v: (k + 1, v * 0.5 + 1.0),
             [ac.constant(0), ac.zeros([256], ac.float32)],
         )
+        warm = ac.constant(0.0)
     config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=64 << 20)
     async with ac.Session(g, config=config) as sess:
-        k, v = await sess.run(r)
+        await sess.run(warm)  # devices and workers up before the limit is lowered
+        with _recursion_limit(recursion_limit):
+            async with asyncio.timeout(120):
+                k, v = await sess.run(r)
         stats = sess.memory_stats("/gpu:0")
-    assert int(k) == 10_000
+    assert int(k) == iterations
     np.testing.assert_allclose(v, np.full(256, 2.0), rtol=1e-6)
     # memory stayed flat: a handful of 1 KiB vectors alive at once, nothing left after the step
     assert stats.peak_bytes_in_use < 64 * 1024
     assert stats.bytes_in_use < 4096
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int | None) -> Iterator[None]:
+    old = sys.getrecursionlimit()
+    if limit is not None:
+        sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 async def test_parallel_iterations_bound_how_many_iterations_run_at_once():

@@ -20,6 +20,9 @@ import pytest
 
 import antcolony as ac
 
+# Each case runs steps of large GPU tensors and collects garbage to prove it is not needed: slow.
+pytestmark = pytest.mark.slow
+
 MiB = 1 << 20
 SIZE = 384
 

@@ -43,6 +43,7 @@ async def test_merge_fires_only_after_its_control_inputs(live_input):
     assert log == ["control", "after merge"]
 
 
+@pytest.mark.slow
 async def test_a_merge_of_dead_inputs_waits_for_its_control_inputs_and_is_dead():
     log: list[str] = []
     g = ac.Graph()

@@ -42,6 +42,7 @@ def test_bad_values_are_config_errors():
         tf.ConfigProto(device_count={"GPU": -1}).to_session_config()
 
 
+@pytest.mark.slow
 def test_a_first_session_with_no_gpus_lists_only_the_cpu(tmp_path):
     # Devices belong to the process's runtime and the first session's settings make them, so
     # this runs in a fresh process, as a TF1 program would.

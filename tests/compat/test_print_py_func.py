@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -99,12 +98,14 @@ def test_py_func_runs_on_a_worker_thread_with_declared_dtypes():
 
 
 def test_py_func_does_not_block_the_event_loop():
-    """A slow py_func and a cheap op in two concurrent runs: the cheap one returns first."""
+    """A py_func waits on its thread until a cheap op's run, concurrent with it, has returned:
+    had the py_func blocked the loop, that run could not return and the wait would time out."""
     import antcolony as ac
 
+    quick_returned = threading.Event()
     g = tf.Graph()
     with g.as_default():
-        slow = tf.py_func(lambda: (time.sleep(0.5), np.float32(1.0))[1], [], tf.float32)
+        slow = tf.py_func(lambda: np.float32(quick_returned.wait(10)), [], tf.float32)
         quick = tf.constant(2.0) + 1.0
 
     async def main():
@@ -114,13 +115,15 @@ def test_py_func_does_not_block_the_event_loop():
             finished = []
 
             async def run(t, tag):
-                await sess.run(t)
-                finished.append(tag)
+                value = await sess.run(t)
+                finished.append((tag, float(value)))
+                if tag == "quick":
+                    quick_returned.set()
 
             await asyncio.gather(run(slow, "slow"), run(quick, "quick"))
             return finished
 
-    assert ac.run(main()) == ["quick", "slow"]
+    assert ac.run(main()) == [("quick", 3.0), ("slow", 1.0)]  # 1.0: the wait ended by the event
 
 
 def test_py_func_errors_are_invalid_argument_naming_the_node_and_the_session_survives():

@@ -220,6 +220,7 @@ def test_the_tf1_face_re_exports_the_whole_graph_api():
     assert tf.train.AdamOptimizer is ac.train.AdamOptimizer
 
 
+@pytest.mark.slow
 def test_a_script_that_never_closes_its_session_exits_cleanly(tmp_path):
     import subprocess
     import sys

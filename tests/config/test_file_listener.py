@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -450,40 +450,42 @@ async def test_a_directory_or_an_oversized_file_at_the_path_is_reported_not_rais
 async def test_callbacks_run_outside_the_listener_turn_and_polls_never_block_the_loop(
     runtime: Runtime, cfg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    slow = 0.15
+    """Every stat and read of the file waits, on its thread, until a coroutine on the loop has
+    run while it was in progress: had a poll blocked the loop, that coroutine could not run and
+    the wait would time out (a hung network filesystem, and the loop must not care)."""
     real_stat, real_read = fl._stat_file, fl._read_file
+    loop_thread = threading.get_ident()
+    in_progress, loop_ran = threading.Event(), threading.Event()
+    waits: list[bool] = []
 
-    def slow_stat(path: str) -> Any:
-        time.sleep(slow)  # a hung network filesystem, in the worker thread
-        return real_stat(path)
+    def hung(call: Callable[..., Any], *args: Any) -> Any:
+        assert threading.get_ident() != loop_thread, "file I/O on the event loop's thread"
+        in_progress.set()
+        waits.append(loop_ran.wait(5))
+        loop_ran.clear()
+        return call(*args)
 
-    def slow_read(path: str, max_bytes: int) -> Any:
-        time.sleep(slow)
-        return real_read(path, max_bytes)
+    monkeypatch.setattr(fl, "_stat_file", lambda path: hung(real_stat, path))
+    monkeypatch.setattr(fl, "_read_file", lambda path, max_bytes: hung(real_read, path, max_bytes))
 
-    monkeypatch.setattr(fl, "_stat_file", slow_stat)
-    monkeypatch.setattr(fl, "_read_file", slow_read)
+    async def loop_side() -> None:
+        while True:
+            await wait_until(in_progress.is_set, timeout=60, what="a stat or read in progress")
+            in_progress.clear()
+            loop_ran.set()
+
     write_atomic(cfg, config_text(perf=33))
     got = Collector()
-    loop = asyncio.get_running_loop()
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(loop.time())
-            await asyncio.sleep(0.005)
-
-    tick_task = asyncio.create_task(ticker())
+    helper = asyncio.create_task(loop_side())
     try:
         ref = listen(cfg, got)
         await wait_until(lambda: got.perf == [33])
         write_atomic(cfg, config_text(perf=34))
         await wait_until(lambda: got.perf == [33, 34])
     finally:
-        tick_task.cancel()
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+        helper.cancel()
     assert (await stats(ref)).reads >= 2
-    assert max(gaps) < slow * 0.7, f"the loop stalled for {max(gaps):.3f}s during a poll"
+    assert waits and all(waits), f"the loop was blocked during {waits.count(False)} of {len(waits)} file calls"
     assert got.in_task == [False, False], "callbacks are loop callbacks, not run inside the listener's turn"
     await ref.stop()
 
@@ -595,14 +597,17 @@ async def test_runtime_shutdown_stops_a_listener_mid_poll(
     rt = get_runtime()
     real = fl._read_file
 
+    reading = threading.Event()
+
     def slow_read(path: str, max_bytes: int) -> Any:
+        reading.set()
         time.sleep(0.05)
         return real(path, max_bytes)
 
     monkeypatch.setattr(fl, "_read_file", slow_read)
     write_atomic(cfg, config_text(perf=12))
     ref = listen(cfg)
-    await asyncio.sleep(0.01)
+    await wait_until(reading.is_set, what="a read in progress")
     await asyncio.wait_for(rt.shutdown(), 3)
     assert not ref.is_alive and rt.stats().tasks_pending == 0
 

@@ -173,6 +173,7 @@ class AdjustMachine(RuleBasedStateMachine):
         assert self.a.bytes_in_use == sum(c.chunk_size for c in self.live)
 
 
+@pytest.mark.slow
 def test_random_allocations_frees_and_limit_changes_keep_the_allocator_consistent() -> None:
     run_state_machine_as_test(
         AdjustMachine, settings=settings(max_examples=40, stateful_step_count=50, deadline=None,

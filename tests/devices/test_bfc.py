@@ -103,6 +103,7 @@ class BFCMachine(RuleBasedStateMachine):
             self.a.check_invariants()
 
 
+@pytest.mark.slow
 def test_random_alloc_free_sequences_keep_chunks_disjoint_inside_regions_and_stats_equal_a_recount() -> None:
     run_state_machine_as_test(
         BFCMachine, settings=settings(max_examples=60, stateful_step_count=60, deadline=None,

@@ -23,6 +23,7 @@ from antcolony.devices.engine import (
     get_engine,
 )
 from antcolony.errors import ConfigError, EngineError
+from tests.waiting import until
 
 KINDS = ["naive", "pooled", "per_device"]
 SMALL = {"cpu_worker_nthreads": 3, "gpu_worker_nthreads": 2, "gpu_copy_nthreads": 1, "cpu_priority_nthreads": 2}
@@ -141,7 +142,7 @@ async def test_waiting_ops_run_highest_priority_first_and_fifo_within_a_priority
 async def test_reads_of_one_version_run_in_parallel(kind: str, device: str) -> None:
     engine = create_engine(kind, cpu_worker_nthreads=2, gpu_worker_nthreads=2)
     var = engine.new_var()
-    both_inside = threading.Barrier(2, timeout=1)  # breaks unless both reads run at once
+    both_inside = threading.Barrier(2, timeout=10)  # breaks unless both reads run at once
     await asyncio.gather(*(engine.push(both_inside.wait, device, reads=[var]) for _ in range(2)))
     await engine.aclose()
 
@@ -152,7 +153,8 @@ async def test_a_read_pushed_after_a_write_waits_for_it_even_while_earlier_reads
     first = engine.push(lambda: (gate.wait(2), events.append("read1")), reads=[var])
     write = engine.push(lambda: events.append("write"), writes=[var])
     second = engine.push(lambda: events.append("read2"), reads=[var])
-    await asyncio.sleep(0.02)
+    await until(lambda: engine.stats().running == 1, "the first read running")
+    await asyncio.sleep(0.02)  # time for a wrongly ordered write or read to show itself
     assert events == [] and engine.stats().running == 1
     gate.set()
     await asyncio.gather(first, write, second)
@@ -162,7 +164,7 @@ async def test_a_read_pushed_after_a_write_waits_for_it_even_while_earlier_reads
 
 async def test_copies_overlap_compute_on_one_device() -> None:
     engine = create_engine("per_device", gpu_worker_nthreads=1, gpu_copy_nthreads=1)
-    both_inside = threading.Barrier(2, timeout=1)
+    both_inside = threading.Barrier(2, timeout=10)  # breaks unless both run at once
     await asyncio.gather(engine.push(both_inside.wait, "/device:GPU:0"),
                          engine.push(both_inside.wait, "/device:GPU:0", prop="copy"))
     assert isinstance(engine, PerDeviceEngine)

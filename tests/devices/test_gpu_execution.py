@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import threading
@@ -13,9 +14,13 @@ import pytest
 import antcolony as ac
 from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
+from antcolony.actors.session_stats import worker_statistics
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import LAUNCH_DEPTH, GpuWorker
+from antcolony.devices.kernels.registry import KERNELS
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
+from tests.waiting import until, until_async
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
 FULL = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
@@ -116,7 +121,36 @@ async def test_variables_colocate_their_reads_and_writes_with_the_variable():
     assert devices["AssignAdd"] == "/device:GPU:1"
 
 
-async def test_copies_and_compute_overlap_on_the_simulated_gpu():
+async def test_copies_and_compute_overlap_on_the_simulated_gpu(monkeypatch):
+    """A host-to-GPU copy runs on the copy stream while the GPU computes what does not need it.
+
+    Deterministic: in the traced step each GPU matmul starts only once the 16 MiB copy has
+    started, and the copy is held on its stream until the worker reports that every kernel not
+    waiting for it has completed (if copies and compute shared a stream, that never happens); the
+    trace then shows every matmul overlapping the copy."""
+    armed, copying, release = threading.Event(), threading.Event(), threading.Event()
+    to_device = SimBackend.to_device
+
+    def held_copy(self, index, value):
+        if armed.is_set() and getattr(value, "nbytes", 0) > 1 << 20:
+            copying.set()
+            release.wait(10)
+        return to_device(self, index, value)
+
+    matmul = KERNELS["MatMul"]["GPU"]
+
+    def after_the_copy_started(ctx):
+        compute = matmul.factory(ctx)
+
+        def run(*args):
+            if armed.is_set():
+                copying.wait(10)
+            return compute(*args)
+
+        return run
+
+    monkeypatch.setattr(SimBackend, "to_device", held_copy)
+    monkeypatch.setitem(KERNELS["MatMul"], "GPU", dataclasses.replace(matmul, factory=after_the_copy_started))
     g = ac.Graph()
     n = 700
     with g.as_default():
@@ -132,21 +166,34 @@ async def test_copies_and_compute_overlap_on_the_simulated_gpu():
     feed = {big: np.ones((2048, 2048), np.float32)}
     async with ac.Session(g, config=SIM2) as sess:
         await sess.run(init)
-        await sess.run([a, b], feed)
-        overlapped = False
-        # A step shows the overlap only when a matmul reaches its stream while the copy still runs;
-        # the order varies from step to step (5 steps missed it about 1 run in 13 here), so over
-        # 20 steps at least one must.
-        for _ in range(20):
-            meta = ac.RunMetadata()
-            await sess.run([a, b], feed, options=FULL, run_metadata=meta)
-            copies = [s for s in meta.step_stats if "/copy" in s.worker and s.output_bytes > 1 << 20]
-            compute = [s for s in meta.step_stats if "/compute" in s.worker and s.op_type == "MatMul"]
-            overlapped = any(c.start_us < k.end_us and k.start_us < c.end_us for c in copies for k in compute)
-            if overlapped:
-                break
-    assert copies and compute
-    assert overlapped, "the 16 MiB host-to-GPU copy never overlapped a GPU matmul"
+        warm = ac.RunMetadata()
+        await sess.run([a, b], feed, options=FULL, run_metadata=warm)
+        # the compute kernels that do not need the copy: all but reduce_sum(big)
+        independent = sum(1 for s in warm.step_stats if "/compute" in s.worker and s.node_name != b.op.name)
+        after = await worker_statistics(sess, "/gpu:0")
+        meta = ac.RunMetadata()
+        armed.set()
+        try:
+            step = asyncio.ensure_future(sess.run([a, b], feed, options=FULL, run_metadata=meta))
+            await until(copying.is_set, "the big copy on its stream")
+            await until_async(
+                lambda: _completed(sess, after.completed + independent),
+                "the kernels that do not need the copy completed while it ran",
+            )
+        finally:
+            copying.set()
+            release.set()
+        await step
+    copies = [s for s in meta.step_stats if "/copy" in s.worker and s.output_bytes > 1 << 20]
+    compute = [s for s in meta.step_stats if "/compute" in s.worker and s.op_type == "MatMul"]
+    assert len(copies) == 1 and len(compute) == 6
+    # each matmul ends after the copy began (it waited for that) and before the copy ended (the
+    # copy waited for it): every one overlaps the copy
+    assert all(copies[0].start_us < k.end_us < copies[0].end_us for k in compute)
+
+
+async def _completed(sess: ac.Session, n: int) -> bool:
+    return (await worker_statistics(sess, "/gpu:0")).completed >= n
 
 
 class _Collector(Actor):
@@ -159,6 +206,11 @@ class _Collector(Actor):
         self.order.append(msg.outputs)
         if len(self.order) == self.expected and not self.done.done():
             self.done.set_result(None)
+
+
+async def _queued(worker, n: int) -> WorkerStatistics | None:
+    stats = await worker.ask(GetWorkerStatistics())
+    return stats if stats.queued == n else None
 
 
 async def test_gpu_launches_run_highest_priority_first_and_fifo_within_a_priority():
@@ -174,7 +226,8 @@ async def test_gpu_launches_run_highest_priority_first_and_fifo_within_a_priorit
         worker.tell(Launch(None, lambda: (gate.wait(5), -1)[1], [], 0, sink))
     for tag, priority in [(1, 0), (2, 5), (3, 0), (4, 9), (5, 5), (6, -1)]:
         worker.tell(Launch(None, lambda t=tag: t, [], priority, sink))
-    await asyncio.sleep(0.05)
+    stats = await until_async(lambda: _queued(worker, 6), "six launches queued behind the gated ones")
+    assert (stats.in_flight, stats.completed, stats.holding) == (LAUNCH_DEPTH, 0, False)
     gate.set()
     await asyncio.wait_for(done, 5)
     assert order == [-1] * LAUNCH_DEPTH + [4, 2, 5, 1, 3, 6]

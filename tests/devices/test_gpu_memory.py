@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import antcolony as ac
+from tests.waiting import until
 
 MiB = 1 << 20
 
@@ -61,14 +62,15 @@ async def test_asking_for_the_memory_of_a_device_that_is_no_gpu_names_the_gpus()
             sess.memory_stats("/cpu:0")
 
 
-async def test_no_memory_leaks_over_a_thousand_training_steps():
+@pytest.mark.parametrize("steps", [50, pytest.param(1000, marks=pytest.mark.slow)])
+async def test_no_memory_leaks_over_many_training_steps(steps):
     g, t = _model(width=64)
     feed = _feed(t, rows=32, width=64)
     async with ac.Session(g, config=_config()) as sess:
         await sess.run(t["init"])
         await sess.run(t["train"], feed)
         after_first = sess.memory_stats("/gpu:0").bytes_in_use
-        for _ in range(999):
+        for _ in range(steps - 1):
             await sess.run(t["train"], feed)
         stats = sess.memory_stats("/gpu:0")
     assert stats.bytes_in_use == after_first
@@ -88,12 +90,13 @@ async def test_a_failed_step_frees_what_it_allocated():
         await sess.run(picked, {**feed, i: 0})
         with pytest.raises(ac.errors.InvalidArgumentError):
             await sess.run(picked, {**feed, i: 10_000})
-        await asyncio.sleep(0.05)
+        await until(lambda: sess.memory_stats("/gpu:0").bytes_in_use == 0, "the failed step's memory freed")
         stats = sess.memory_stats("/gpu:0")
     assert stats.bytes_in_use == 0
     assert stats.peak_bytes_in_use >= 512 * 512 * 4
 
 
+@pytest.mark.slow
 async def test_a_cancelled_step_frees_what_it_allocated():
     g = ac.Graph()
     with g.as_default():
@@ -109,15 +112,13 @@ async def test_a_cancelled_step_frees_what_it_allocated():
         await sess.run(out, feed)
         baseline = sess.memory_stats("/gpu:0").bytes_in_use  # the bound constant
         task = asyncio.ensure_future(sess.run(out, feed))
-        await asyncio.sleep(0.02)
+        # cancel once the step holds GPU memory of its own (so there is something to free)
+        await until(lambda: sess.memory_stats("/gpu:0").bytes_in_use > baseline or task.done(), "the step allocating")
+        assert not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        for _ in range(100):
-            if sess.memory_stats("/gpu:0").bytes_in_use == baseline:
-                break
-            await asyncio.sleep(0.02)
-        assert sess.memory_stats("/gpu:0").bytes_in_use == baseline
+        await until(lambda: sess.memory_stats("/gpu:0").bytes_in_use == baseline, "the cancelled step's memory freed")
 
 
 def _over_limit_graph() -> tuple[ac.Graph, ac.Tensor, ac.Tensor]:

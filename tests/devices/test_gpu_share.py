@@ -61,6 +61,7 @@ kernel = st.tuples(st.floats(0.0, 3 * MS), st.floats(2 * MS, 30 * MS))
 workload = st.lists(st.lists(kernel, min_size=1, max_size=8), min_size=8, max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(percent=st.integers(5, 100), steps=workload)
 def test_a_chain_is_busy_its_share_of_the_time(percent, steps):
@@ -70,6 +71,7 @@ def test_a_chain_is_busy_its_share_of_the_time(percent, steps):
     assert paced >= target - 0.05, (paced, target)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(percent=st.integers(5, 100), steps=workload)
 def test_side_by_side_kernels_count_once(percent, steps):

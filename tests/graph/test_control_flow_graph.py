@@ -393,6 +393,7 @@ def test_gradients_with_respect_to_a_tensor_inside_a_loop_are_refused() -> None:
             ac.gradients(y, [inside[0]])
 
 
+@pytest.mark.slow
 def test_ten_thousand_deep_chains_in_a_loop_and_a_cond_build_without_recursion() -> None:
     g = ac.Graph()
     with g.as_default():

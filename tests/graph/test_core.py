@@ -148,6 +148,7 @@ def test_tensors_refuse_to_be_used_as_python_bools():
         bool(t)
 
 
+@pytest.mark.slow
 async def test_a_chain_deeper_than_the_recursion_limit_builds_differentiates_and_runs():
     depth = sys.getrecursionlimit() + 500
     g = ac.Graph()

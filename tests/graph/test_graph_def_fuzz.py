@@ -73,6 +73,7 @@ def _hostile_graph_def(draw: st.DrawFn) -> Any:
     return gd
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_hostile_graph_def())
 def test_a_hostile_graph_def_imports_or_raises_an_antcolony_error(gd: Any) -> None:
@@ -229,6 +230,7 @@ async def _run_every_op(g: ac.Graph) -> None:
                 assert "object has no attribute" not in str(exc) and "failed unexpectedly" not in str(exc), exc
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_random_chain())
 def test_whatever_imports_runs_or_fails_with_an_op_error(gd: dict[str, Any]) -> None:

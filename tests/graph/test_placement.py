@@ -17,7 +17,7 @@ FULL = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
 if "TestCpuOnlyIdentity" not in OP_DEFS:
     @register_op("TestCpuOnlyIdentity")
     def _shape(op):
-        return [(op.inputs[0].dtype, op.inputs[0]._shape)]
+        return [(op.inputs[0].dtype, op.inputs[0].shape.dims)]
 
     not_differentiable("TestCpuOnlyIdentity")
 

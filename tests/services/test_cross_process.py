@@ -9,6 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+# Each test starts job processes sharing a simulated GPU: slow.
+pytestmark = pytest.mark.slow
+
 MiB = 1 << 20
 JOB = Path(__file__).with_name("sim_gpu_job.py")
 

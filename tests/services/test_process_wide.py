@@ -47,6 +47,7 @@ def _model(width: int, batch: int = 512) -> tuple[ac.Graph, dict]:
                "feed": {x: rng.standard_normal((batch, width)).astype(np.float32)}}
 
 
+@pytest.mark.slow
 async def test_two_sessions_share_the_process_limit_and_status_file(tmp_path):
     write_json(tmp_path / "job.json", {"gpuConfigInfo": {BUS: {"maxDeviceMem": 24 * MiB}}})
     (g1, t1), (g2, t2) = _model(1024), _model(768)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -13,8 +14,11 @@ import numpy as np
 import pytest
 
 import antcolony as ac
+from antcolony.actors.session_stats import worker_statistics
 from antcolony.cli_config import format_status_table
+from antcolony.config.file_listener import GetStats
 from antcolony.config.status_file import parse_status
+from tests.waiting import until, until_async
 
 MiB = 1 << 20
 BUS = "01:00.0"  # the simulated GPU 0's bus id without domain, as AntMan keys it
@@ -92,13 +96,18 @@ async def test_invalid_perf_control_is_rejected_and_the_last_good_config_kept(tm
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
         assert sess.memory_stats("/gpu:0").bytes_limit == 128 * MiB
-        for bad in (150, -1):
+        for rejected, bad in enumerate((150, -1), start=1):
             write_config(path, gpuConfigInfo={BUS: {"maxDeviceMem": 32 * MiB}}, perfControl=bad)
             await sess.resource_manager.refresh()
-            await asyncio.sleep(0.1)
+            # the listener has read this version and refused it (not merely not looked yet)
+            await until_async(lambda n=rejected: _rejected(sess, n), "the bad config rejected")
             await sess.run(t["out"], t["feed"])
             assert sess.memory_stats("/gpu:0").bytes_limit == 128 * MiB
             assert sess.resource_manager.perf_control == 100
+
+
+async def _rejected(sess: ac.Session, n: int) -> bool:
+    return (await sess.resource_manager.listener.ask(GetStats())).rejected >= n
 
 
 async def test_a_shrink_blocked_by_live_data_is_retried_until_the_data_is_freed(tmp_path):
@@ -175,6 +184,7 @@ async def _busy_fraction(sess: ac.Session, t: dict, steps: int) -> tuple[float, 
     return _union(kernels) / (last - start), times
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["chain", "wide"])
 async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_path, shape):
     path = tmp_path / "job.json"
@@ -193,35 +203,33 @@ async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_p
     assert 0.42 <= busy <= 0.58, (busy, times)
 
 
-async def test_pacing_never_blocks_the_loop(tmp_path):
-    """Held launches (loop timers) and post-step pauses (asyncio sleeps) make the job idle 80 %
-    of the time while the loop keeps turning. Since the step smoother, a step's own debt is
-    mostly paid by the pause (launches are held only past the allowance; test_step_smoother.py)."""
+async def test_pacing_idles_the_job_and_the_device_is_busy_at_most_its_share(tmp_path):
+    """perfControl 20: the job idles for its share (launches held in idle slots, post-step
+    pauses), and the device's busy time is at most a fifth of the steps' wall time. Only the
+    upper bound is asserted: a loaded machine adds idle time (which pays the debt too) but never
+    busy time the debt does not follow, so the bound holds under any load. That holds never
+    block the loop is test_pacing_sleeps_never_block_the_loop's part."""
     path = tmp_path / "job.json"
     write_config(path, perfControl=20)
     g, t = _model(size=384, depth=8)
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(time.perf_counter())
-            await asyncio.sleep(0.002)
-
     async with ac.Session(g, config=_config(path, intra_op_threads=1)) as sess:
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
-        task = asyncio.ensure_future(ticker())
+        before = (await sess.resource_manager.share_stats())[0]
+        steps = 6
         start = time.perf_counter()
-        for _ in range(4):
+        for _ in range(steps):
             await sess.run(t["out"], t["feed"])
         wall = time.perf_counter() - start
-        task.cancel()
-        held = (await sess.resource_manager.share_stats())[0].held_s
+        after = (await sess.resource_manager.share_stats())[0]
         paused = sess.resource_manager.stats().paused_s
-    gaps = np.diff(ticks)
-    # the loop kept turning while the job idled (no busy wait, no blocking sleep)
-    assert len(ticks) > wall / 0.02 and gaps.max() < 0.05, (len(ticks), wall, gaps.max())
-    assert held + paused > 0.5 * wall, (held, paused, wall)
+    busy, held = after.busy_s - before.busy_s, after.held_s - before.held_s
+    assert after.percent == 20 and busy > 0.0 and held + paused > 0.0, (before, after, paused)
+    # each busy period owes four times its length in idle time, paid by held launches and
+    # post-step pauses; the pacer may carry up to half a mean step's idle time past the last
+    # step (smoothing step times), and a new share may start with up to 10 ms of credit
+    carried = 0.5 * 0.8 * wall / steps
+    assert busy <= 0.2 * (wall + carried) + 0.02 * wall + 0.01, (busy, held, wall)
 
 
 async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(tmp_path):
@@ -238,7 +246,7 @@ async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(
         await sess.resource_manager.refresh()
         resident = sess.memory_stats("/gpu:0").bytes_in_use
         suspended = asyncio.ensure_future(sess.run(t["out"], t["feed"]))
-        await asyncio.sleep(0.2)
+        await until(lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary")
         assert not suspended.done()
         assert sess.memory_stats("/gpu:0").bytes_in_use == resident
         for _ in range(5):
@@ -246,6 +254,7 @@ async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(
         write_config(path, perfControl=100)
         value = await asyncio.wait_for(suspended, 5)
         assert value == pytest.approx(256 * 256 * 0.5**4)
+        assert sess.resource_manager.stats().suspended_callers == 0
 
 
 async def test_close_ends_a_suspended_job_promptly(tmp_path):
@@ -259,7 +268,7 @@ async def test_close_ends_a_suspended_job_promptly(tmp_path):
     write_config(path, perfControl=0)
     await sess.resource_manager.refresh()
     suspended = asyncio.ensure_future(sess.run(t["out"], t["feed"]))
-    await asyncio.sleep(0.2)
+    await until(lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary")
     assert not suspended.done()
     started = time.perf_counter()
     await sess.close()
@@ -268,28 +277,47 @@ async def test_close_ends_a_suspended_job_promptly(tmp_path):
     assert time.perf_counter() - started < 1.0
 
 
-async def test_pacing_sleeps_never_block_the_loop(tmp_path):
+async def test_pacing_sleeps_never_block_the_loop(tmp_path, monkeypatch):
+    """Observable facts instead of tick rates: launches held for the compute share are seen held
+    by this test's coroutine (the hold is a timer on the loop, so the loop runs meanwhile), and
+    nothing sleeps on the loop's thread (neither holds nor post-step pauses)."""
     path = tmp_path / "job.json"
-    write_config(path, perfControl=10)
+    write_config(path, perfControl=25)
     g, t = _model()
-    ticks = 0
+    loop_thread = threading.get_ident()
+    real_sleep = time.sleep
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0.005)
+    def sleep(seconds: float) -> None:
+        assert threading.get_ident() != loop_thread, "time.sleep on the event loop's thread"
+        real_sleep(seconds)
 
     async with ac.Session(g, config=_config(path)) as sess:
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
-        task = asyncio.ensure_future(ticker())
-        started = time.perf_counter()
-        for _ in range(3):
-            await sess.run(t["out"], t["feed"])
-        elapsed = time.perf_counter() - started
-        task.cancel()
-    assert ticks >= 0.5 * elapsed / 0.005
+        monkeypatch.setattr(time, "sleep", sleep)
+        stop = False
+
+        async def steps() -> int:
+            n = 0
+            while not stop or n < 2:
+                assert await sess.run(t["out"], t["feed"]) == pytest.approx(256 * 256 * 0.5**4)
+                n += 1
+            return n
+
+        job = asyncio.ensure_future(steps())
+        try:
+            held = await until_async(lambda: _holding(sess), "a GPU launch held for the compute share")
+        finally:
+            stop = True
+        assert held.queued >= 1  # the held launch waits in the queue while this coroutine runs
+        await job
+        share = (await sess.resource_manager.share_stats())[0]
+    assert share.held_s > 0.0 and share.percent == 25, share
+
+
+async def _holding(sess: ac.Session):
+    stats = await worker_statistics(sess, "/gpu:0")
+    return stats if stats.holding else None
 
 
 async def test_the_status_file_reports_the_allocator_figures_of_the_job(tmp_path):

@@ -124,6 +124,7 @@ kernel = st.tuples(st.floats(0.0, 3 * MS), st.floats(2 * MS, 30 * MS))
 workload = st.lists(st.lists(kernel, min_size=1, max_size=8), min_size=12, max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(percent=st.integers(5, 100), steps=workload)
 def test_random_steps_keep_the_share(percent, steps):
