@@ -101,8 +101,22 @@ class _Cell:
     """Kernel state of one actor: mailbox, current instance, place in the supervision tree."""
 
     __slots__ = (
-        "name", "ref", "runtime", "parent", "children", "factory", "instance", "mailbox", "batch",
-        "call_soon", "alive", "stopping", "scheduled", "failed", "inflight", "inflight_reply",
+        "name",
+        "ref",
+        "runtime",
+        "parent",
+        "children",
+        "factory",
+        "instance",
+        "mailbox",
+        "batch",
+        "call_soon",
+        "alive",
+        "stopping",
+        "scheduled",
+        "failed",
+        "inflight",
+        "inflight_reply",
         "stop_future",
     )
 

@@ -56,7 +56,12 @@ class BackgroundLoop:
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None or self._pid != os.getpid() or not self._thread or not self._thread.is_alive():
+            if (
+                self._loop is None
+                or self._pid != os.getpid()
+                or not self._thread
+                or not self._thread.is_alive()
+            ):
                 self._start()
             assert self._loop is not None
             return self._loop

@@ -15,7 +15,9 @@ class CachedExecutor:
 
     __slots__ = ("coordinator", "devices", "feeds", "graph_id", "plans", "refs")
 
-    def __init__(self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str) -> None:
+    def __init__(
+        self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str
+    ) -> None:
         self.plans = plans
         self.refs = refs
         self.feeds = feeds

@@ -60,15 +60,23 @@ def _unquote(text: str) -> str:
     return re.sub(r"\\([0-7]{1,3}|.)", repl, text)
 
 
-def write_state(directory: str, latest: str, all_paths: list[str], latest_filename: str | None = None) -> None:
+def write_state(
+    directory: str, latest: str, all_paths: list[str], latest_filename: str | None = None
+) -> None:
     """Record ``latest`` and ``all_paths`` (checkpoint prefixes) in the directory's state file."""
 
     def rel(p: str) -> str:
-        return os.path.relpath(p, directory) if os.path.dirname(os.path.abspath(p)) == os.path.abspath(directory) else p
+        return (
+            os.path.relpath(p, directory)
+            if os.path.dirname(os.path.abspath(p)) == os.path.abspath(directory)
+            else p
+        )
 
     lines = [f"model_checkpoint_path: {_quote(rel(latest))}"]
     lines += [f"all_model_checkpoint_paths: {_quote(rel(p))}" for p in all_paths]
-    write_file_atomic(os.path.join(directory, latest_filename or STATE_FILENAME), ("\n".join(lines) + "\n").encode())
+    write_file_atomic(
+        os.path.join(directory, latest_filename or STATE_FILENAME), ("\n".join(lines) + "\n").encode()
+    )
 
 
 def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None) -> CheckpointState | None:
@@ -89,7 +97,7 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
             continue
         m = _LINE.match(line)
         if m is None:
-            logger.warning("%s:%d is not a `key: \"value\"` line; ignoring the state file", path, number)
+            logger.warning('%s:%d is not a `key: "value"` line; ignoring the state file', path, number)
             return None
         key, value = m.group(1), _unquote(m.group(2))
         if not os.path.isabs(value):

@@ -45,8 +45,12 @@ class ControlFlowNode(DeadAwareNode):
         # every incoming edge that is not a data input is a control input
         self.n_control = max(spec.expected - self.n_data, 0) if self.role == "Merge" else 0
         self.handlers = {
-            "Switch": self._switch, "LoopCond": self._identity, "Enter": self._enter,
-            "Exit": self._exit, "NextIteration": self._next_iteration, "ControlTrigger": self._trigger,
+            "Switch": self._switch,
+            "LoopCond": self._identity,
+            "Enter": self._enter,
+            "Exit": self._exit,
+            "NextIteration": self._next_iteration,
+            "ControlTrigger": self._trigger,
         }
 
     def on_receive(self, msg: Any) -> None:
@@ -115,7 +119,12 @@ class ControlFlowNode(DeadAwareNode):
     def _enter(self, tag: Any, args: list[Any], dead: bool) -> None:
         attrs = self.spec.role_attrs
         frame = frame_for(
-            tag.step, tag, attrs["frame_name"], attrs["parallel_iterations"], attrs["constants"], attrs["enters"]
+            tag.step,
+            tag,
+            attrs["frame_name"],
+            attrs["parallel_iterations"],
+            attrs["constants"],
+            attrs["enters"],
         )
         value = DEAD if dead else args[0]
         if attrs["is_constant"]:

@@ -41,7 +41,9 @@ class SessionDevices:
         kd = find_kernel(op.type, _device_type(device))
         if kd is None:
             raise UnimplementedError(
-                None, op, f"No kernel registered for op type {op.type!r} on {device} (node '{op.name}'); "
+                None,
+                op,
+                f"No kernel registered for op type {op.type!r} on {device} (node '{op.name}'); "
                 "place the op on another device or register a kernel with devices.kernels.register_kernel",
             )
         if self.config.log_device_placement:
@@ -59,7 +61,9 @@ class SessionDevices:
         except Exception as exc:
             raise as_op_error(exc, op) from exc
 
-    def engine_access(self, op: Operation, device: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None:
+    def engine_access(
+        self, op: Operation, device: str
+    ) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None:
         """(engine, vars read, vars written) for an op touching variables; None when not needed.
 
         Writes always go through the engine (read-modify-write kernels on worker threads must not

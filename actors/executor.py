@@ -151,5 +151,11 @@ class ExecutorActor(Actor):
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:
     names = ", ".join(repr(fetch_names[j]) for j in missing)
     dead = [j for j in missing if step.fetched[j] is DEAD]
-    why = "they were computed on a branch that was not taken (dead tensors)" if dead else "they were never computed"
-    return InvalidArgumentError(None, None, f"Retrieved fetch {names} failed: {why}; fetch them only from the taken branch")
+    why = (
+        "they were computed on a branch that was not taken (dead tensors)"
+        if dead
+        else "they were never computed"
+    )
+    return InvalidArgumentError(
+        None, None, f"Retrieved fetch {names} failed: {why}; fetch them only from the taken branch"
+    )

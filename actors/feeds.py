@@ -16,21 +16,27 @@ def convert_feed(t: Tensor, value: Any) -> Any:
     try:
         arr = np.asarray(value)
     except Exception as exc:
-        raise InvalidArgumentError(None, t.op, f"Cannot convert the value fed for '{t.name}' to an array: {exc}") from None
+        raise InvalidArgumentError(
+            None, t.op, f"Cannot convert the value fed for '{t.name}' to an array: {exc}"
+        ) from None
     if arr.dtype != t.dtype:
         # Integer to integer (signed or not) is allowed when every value fits, as TF converts feeds.
         both_int = arr.dtype.kind in "iu" and t.dtype.kind in "iu"
         bad_kind = arr.dtype.kind in "OUSV" or not np.can_cast(arr.dtype, t.dtype, casting="same_kind")
         if bad_kind and not both_int:
             raise InvalidArgumentError(
-                None, t.op, f"Cannot feed a value of dtype {arr.dtype.name} for tensor '{t.name}', which has dtype "
+                None,
+                t.op,
+                f"Cannot feed a value of dtype {arr.dtype.name} for tensor '{t.name}', which has dtype "
                 f"{t.dtype.name}; cast it first",
             )
         _check_range(t, arr)
         arr = arr.astype(t.dtype)
     if not S.compatible(t._shape, arr.shape):
         raise InvalidArgumentError(
-            None, t.op, f"Cannot feed value of shape {S.format_shape(arr.shape)} for tensor '{t.name}', which has "
+            None,
+            t.op,
+            f"Cannot feed value of shape {S.format_shape(arr.shape)} for tensor '{t.name}', which has "
             f"shape {S.format_shape(t._shape)}",
         )
     # A fed scalar becomes a numpy scalar (as constants are): scalar arithmetic then takes numpy's
@@ -47,6 +53,8 @@ def _check_range(t: Tensor, arr: np.ndarray) -> None:
     if lo < info.min or hi > info.max:
         bad = lo if lo < info.min else hi
         raise InvalidArgumentError(
-            None, t.op, f"Cannot feed {bad} for tensor '{t.name}' of dtype {t.dtype.name}: it is outside "
+            None,
+            t.op,
+            f"Cannot feed {bad} for tensor '{t.name}' of dtype {t.dtype.name}: it is outside "
             f"[{info.min}, {info.max}]; feed values in range or use a wider dtype",
         )

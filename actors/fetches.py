@@ -66,7 +66,9 @@ class FetchPlan:
 
 def _resolve(graph: Graph, leaf: Any) -> Tensor | Operation:
     if leaf is None:
-        raise InvalidFetchError(None, None, "Fetch argument None is invalid; fetch a Tensor, Operation or name")
+        raise InvalidFetchError(
+            None, None, "Fetch argument None is invalid; fetch a Tensor, Operation or name"
+        )
     try:
         element = graph.as_graph_element(leaf)
         if isinstance(element, Tensor) and element.op.type == "VariableV2":
@@ -74,6 +76,8 @@ def _resolve(graph: Graph, leaf: Any) -> Tensor | Operation:
         return element
     except GraphError as exc:
         raise InvalidFetchError(
-            None, None, f"Fetch argument {leaf!r} cannot be interpreted as a Tensor or Operation: {exc}; fetch "
+            None,
+            None,
+            f"Fetch argument {leaf!r} cannot be interpreted as a Tensor or Operation: {exc}; fetch "
             "an element of the session's graph (names look like 'op' or 'op:0')",
         ) from None

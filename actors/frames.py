@@ -60,7 +60,9 @@ class IterTag:
 class FrameState:
     """One instance of a while loop's frame (per step and per parent iteration)."""
 
-    def __init__(self, step: Any, parent: Any, name: str, parallel: int, constants_expected: int, enters: int) -> None:
+    def __init__(
+        self, step: Any, parent: Any, name: str, parallel: int, constants_expected: int, enters: int
+    ) -> None:
         self.step = step
         self.parent = parent
         self.name = name

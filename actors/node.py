@@ -149,8 +149,12 @@ class NodeActor(Actor):
     def _wire(self, msg: Wire) -> None:
         spec = self.spec
         self.out_edges, self.executor = msg.out_edges, msg.executor
-        if (spec.single_output and not spec.send_keys and not spec.fetch_slots
-                and all(slot >= 0 for _, _, slot in msg.out_edges)):
+        if (
+            spec.single_output
+            and not spec.send_keys
+            and not spec.fetch_slots
+            and all(slot >= 0 for _, _, slot in msg.out_edges)
+        ):
             self.tells = tuple((ref.tell, slot) for _, ref, slot in msg.out_edges)
 
     # -- running the kernel --------------------------------------------------------------------
@@ -199,7 +203,9 @@ class NodeActor(Actor):
             self.executor.tell(NodeFailed(step, as_op_error(msg.error, self.spec.op)))
             return
         if step.trace is not None:
-            step.trace.append((self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs)))
+            step.trace.append(
+                (self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs))
+            )
         self._emit_finish(tag, msg.outputs)
 
     # -- outputs -------------------------------------------------------------------------------

@@ -38,9 +38,13 @@ class ResourceContext(Protocol):
 
     inline_threshold: int
 
-    def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]: ...  # compute, expensive, blocking
+    def kernel(
+        self, op: Operation, device: str
+    ) -> tuple[Any, bool, bool]: ...  # compute, expensive, blocking
     def worker(self, device: str) -> Any: ...
-    def engine_access(self, op: Operation, device: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None: ...
+    def engine_access(
+        self, op: Operation, device: str
+    ) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None: ...
     def transfer(self, src: str, dst: str) -> Any: ...
     def const_value(self, op: Operation, device: str) -> Any: ...
 
@@ -76,18 +80,24 @@ class ExecutorPlan:
 
 
 def plan_step(
-    fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor], ctx: PlacementContext,
+    fetches: Sequence[Tensor],
+    targets: Sequence[Operation],
+    feeds: Sequence[Tensor],
+    ctx: PlacementContext,
 ) -> list[ExecutorPlan]:
     """One plan per device partition; fetch j of the step is ``fetches[j]``."""
     ops = prune(fetches, targets, feeds)
     for op in ops:
         if op.type == "Placeholder":
             raise InvalidArgumentError(
-                None, op,
+                None,
+                op,
                 f"You must feed a value for placeholder tensor '{op.outputs[0].name}' with dtype "
                 f"{op.attrs['dtype'].name} and shape {S.format_shape(op.attrs['shape'])}",
             )
-    placement = place(ops, ctx.resolve, ctx.has_kernel, ctx.resolve(ctx.default_device) or HOST, ctx.allow_soft_placement)
+    placement = place(
+        ops, ctx.resolve, ctx.has_kernel, ctx.resolve(ctx.default_device) or HOST, ctx.allow_soft_placement
+    )
     control_flow = any(op.type in CONTROL_FLOW_OPS for op in ops)
     if control_flow:
         _colocate_loops(ops, placement)
@@ -118,14 +128,20 @@ def _bindable(op: Operation, fetched_ops: set[int], placement: dict[int, str]) -
 
 
 def _plan_partition(
-    part: Partition, placement: dict[int, str], feeds: Sequence[Tensor], fetches: Sequence[Tensor],
-    fetched_ops: set[int], control_flow: bool = False,
+    part: Partition,
+    placement: dict[int, str],
+    feeds: Sequence[Tensor],
+    fetches: Sequence[Tensor],
+    fetched_ops: set[int],
+    control_flow: bool = False,
 ) -> ExecutorPlan:
     device = part.device
     feed_index = {id(t): i for i, t in enumerate(feeds)}
     bound = {id(op) for op in part.ops if _bindable(op, fetched_ops, placement)}
     ops = [op for op in part.ops if id(op) not in bound]
-    specs = [PlannedNode(device, op=op) for op in ops] + [PlannedNode(tr.dst, transfer=tr) for tr in part.recvs]
+    specs = [PlannedNode(device, op=op) for op in ops] + [
+        PlannedNode(tr.dst, transfer=tr) for tr in part.recvs
+    ]
     index = {id(op): i for i, op in enumerate(ops)}
     recv_index = {tr.key: len(ops) + k for k, tr in enumerate(part.recvs)}
     plan = ExecutorPlan(device, specs, list(feeds))
@@ -193,16 +209,25 @@ class PlannedNode:
             if id(op) not in constants:
                 constants[id(op)] = ctx.const_value(op, self.device)
         return replace(
-            base, out_edges=tuple(self.out_edges), fetch_slots=tuple(self.fetch_slots),
+            base,
+            out_edges=tuple(self.out_edges),
+            fetch_slots=tuple(self.fetch_slots),
             bound_inputs=tuple((slot, constants[id(op)]) for slot, op in self.bound_inputs),
-            send_keys=tuple(self.send_keys), expected=self.expected, may_be_dead=self.may_be_dead,
+            send_keys=tuple(self.send_keys),
+            expected=self.expected,
+            may_be_dead=self.may_be_dead,
             role_attrs=self.role_attrs,
         )
 
 
 def _source(
-    t: Tensor, feed_index: dict[int, int], index: dict[int, int], bound: set[int],
-    placement: dict[int, str], device: str, recv_index: dict[str, int],
+    t: Tensor,
+    feed_index: dict[int, int],
+    index: dict[int, int],
+    bound: set[int],
+    placement: dict[int, str],
+    device: str,
+    recv_index: dict[str, int],
 ) -> tuple[str, int] | None:
     """Where input ``t`` of a node on ``device`` comes from: a feed, a local node, or a Recv."""
     f = feed_index.get(id(t))
@@ -218,7 +243,11 @@ def _source(
 
 
 def _wire_sends(
-    plan: ExecutorPlan, specs: list[PlannedNode], part: Partition, index: dict[int, int], feed_index: dict[int, int],
+    plan: ExecutorPlan,
+    specs: list[PlannedNode],
+    part: Partition,
+    index: dict[int, int],
+    feed_index: dict[int, int],
 ) -> None:
     for tr in part.sends:
         if tr.tensor is not None and id(tr.tensor) in feed_index:
@@ -230,8 +259,13 @@ def _wire_sends(
 
 
 def _wire_fetches(
-    plan: ExecutorPlan, specs: list[PlannedNode], fetches: Sequence[Tensor], feed_index: dict[int, int], index: dict[int, int],
-    recv_index: dict[str, int], placement: dict[int, str],
+    plan: ExecutorPlan,
+    specs: list[PlannedNode],
+    fetches: Sequence[Tensor],
+    feed_index: dict[int, int],
+    index: dict[int, int],
+    recv_index: dict[str, int],
+    placement: dict[int, str],
 ) -> None:
     """Every fetch is served on the host: a fed value, a host node's output, or a Recv from a GPU."""
     for j, t in enumerate(fetches):
@@ -247,18 +281,32 @@ def _wire_fetches(
 def _op_spec(op: Operation, device: str, ctx: ResourceContext) -> NodeSpec:
     if op.type in CONTROL_FLOW_OPS:
         return NodeSpec(
-            op=op, compute=None, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1, expensive=False,
-            inline_threshold=0, device=device, role=op.type,
+            op=op,
+            compute=None,
+            num_inputs=len(op.inputs),
+            single_output=len(op.outputs) == 1,
+            expensive=False,
+            inline_threshold=0,
+            device=device,
+            role=op.type,
         )
     compute, expensive, blocking = ctx.kernel(op, device)
     on_gpu = device != HOST
     access = ctx.engine_access(op, device)
     engine, reads, writes = access if access is not None else (None, (), ())
     return NodeSpec(
-        op=op, compute=compute, num_inputs=len(op.inputs), single_output=len(op.outputs) == 1,
+        op=op,
+        compute=compute,
+        num_inputs=len(op.inputs),
+        single_output=len(op.outputs) == 1,
         # GPU kernels always go to a stream; CPU kernels when expensive and large, or blocking.
-        expensive=expensive or on_gpu, inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
-        device=device, worker=ctx.worker(device), engine=engine, var_reads=reads, var_writes=writes,
+        expensive=expensive or on_gpu,
+        inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
+        device=device,
+        worker=ctx.worker(device),
+        engine=engine,
+        var_reads=reads,
+        var_writes=writes,
     )
 
 
@@ -267,7 +315,8 @@ def _role_attrs(op: Operation) -> dict[str, Any]:
         return {"n_data": len(op.inputs), "loop_merge": any(t.op.type == "NextIteration" for t in op.inputs)}
     if op.type == "Enter":
         return {
-            "frame_name": op.attrs["frame_name"], "is_constant": bool(op.attrs.get("is_constant", False)),
+            "frame_name": op.attrs["frame_name"],
+            "is_constant": bool(op.attrs.get("is_constant", False)),
             "parallel_iterations": int(op.attrs.get("parallel_iterations", 10)),
         }
     return {}
@@ -317,6 +366,13 @@ def _recv_spec(tr: Transfer, ctx: ResourceContext) -> NodeSpec:
     transfer = None if tr.tensor is None else ctx.transfer(tr.src, tr.dst)
     worker = ctx.worker(tr.dst if tr.dst != HOST else tr.src)
     return NodeSpec(
-        op=TransferOp(tr), compute=transfer, num_inputs=0, single_output=True, expensive=False,
-        inline_threshold=0, device=tr.dst, worker=worker, recv_key=tr.key,
+        op=TransferOp(tr),
+        compute=transfer,
+        num_inputs=0,
+        single_output=True,
+        expensive=False,
+        inline_threshold=0,
+        device=tr.dst,
+        worker=worker,
+        recv_key=tr.key,
     )

@@ -94,7 +94,10 @@ RUN_ACTIONS = RunActionRegistry()
 
 
 def register_run_action(
-    group: RunGroup, phase: int, name: str | None = None, propagate: tuple[type[BaseException], ...] = (),
+    group: RunGroup,
+    phase: int,
+    name: str | None = None,
+    propagate: tuple[type[BaseException], ...] = (),
 ) -> Callable[[ActionFn], ActionFn]:
     """Decorator registering ``fn`` process-wide, as TF's REGISTER_SESSION_RUN_ACTION."""
 
@@ -126,5 +129,10 @@ async def run_actions(actions: list[RunAction], ctx: RunContext) -> None:
         except action.propagate:
             raise
         except Exception:
-            logger.exception("%s-run action %r failed after step %d of %s", action.group.value, action.name,
-                             ctx.step_id, ctx.graph_id)
+            logger.exception(
+                "%s-run action %r failed after step %d of %s",
+                action.group.value,
+                action.name,
+                ctx.step_id,
+                ctx.graph_id,
+            )

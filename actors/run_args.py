@@ -24,18 +24,23 @@ def check_run_options(options: Any, run_metadata: Any) -> None:
     an ``ac.RunMetadata``."""
     if options is not None and not isinstance(options, RunOptions):
         raise InvalidArgumentError(
-            None, None, f"options is {_kind(options)} {options!r:.60}; pass an ac.RunOptions(trace_level=..., "
+            None,
+            None,
+            f"options is {_kind(options)} {options!r:.60}; pass an ac.RunOptions(trace_level=..., "
             "timeout_in_ms=...) or None",
         )
     if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
         raise InvalidArgumentError(
-            None, None, f"run_metadata is {_kind(run_metadata)} {run_metadata!r:.60}; pass an ac.RunMetadata() "
-            "or None",
+            None,
+            None,
+            f"run_metadata is {_kind(run_metadata)} {run_metadata!r:.60}; pass an ac.RunMetadata() or None",
         )
 
 
 def collect_feeds(
-    feed_dict: Any, resolve: Callable[[Any], Tensor], convert: Callable[[Tensor, Any], Any],
+    feed_dict: Any,
+    resolve: Callable[[Any], Tensor],
+    convert: Callable[[Tensor, Any], Any],
 ) -> dict[Tensor, Any]:
     """``{tensor: converted value}`` from a feed_dict whose keys are tensors or their names.
 
@@ -46,9 +51,15 @@ def collect_feeds(
     if feed_dict is None:
         return feeds
     if not isinstance(feed_dict, Mapping):
-        hint = " (a list of (tensor, value) pairs? wrap it in dict(...))" if isinstance(feed_dict, (list, tuple)) else ""
+        hint = (
+            " (a list of (tensor, value) pairs? wrap it in dict(...))"
+            if isinstance(feed_dict, (list, tuple))
+            else ""
+        )
         raise InvalidArgumentError(
-            None, None, f"feed_dict is {_kind(feed_dict)}{hint}; pass a dict mapping tensors or tensor names "
+            None,
+            None,
+            f"feed_dict is {_kind(feed_dict)}{hint}; pass a dict mapping tensors or tensor names "
             "to values, e.g. {x: value}",
         )
     keys: dict[Tensor, Any] = {}
@@ -56,7 +67,9 @@ def collect_feeds(
         t = resolve(key)
         if t in keys:
             raise InvalidArgumentError(
-                None, t.op, f"tensor '{t.name}' is fed twice in one feed_dict, as {keys[t]!r:.60} and {key!r:.60}; "
+                None,
+                t.op,
+                f"tensor '{t.name}' is fed twice in one feed_dict, as {keys[t]!r:.60} and {key!r:.60}; "
                 "feed it once",
             )
         keys[t] = key

@@ -41,7 +41,9 @@ class RunMetadata:
 
     def _record(self, trace: list[tuple[Any, ...]]) -> None:
         for op, device, worker, start, end, nbytes in trace:
-            self.step_stats.append(NodeExecStats(op.name, op.type, device, worker, start * 1e6, end * 1e6, nbytes))
+            self.step_stats.append(
+                NodeExecStats(op.name, op.type, device, worker, start * 1e6, end * 1e6, nbytes)
+            )
 
     def chrome_trace(self) -> str:
         """Chrome trace-event JSON (load in Perfetto or chrome://tracing): a track per device worker."""
@@ -54,15 +56,31 @@ class RunMetadata:
         for s in self.step_stats:
             pid = pids.setdefault(s.device, len(pids))
             tid = tids.setdefault((s.device, s.worker), len(tids))
-            events.append({
-                "name": s.node_name, "cat": s.op_type, "ph": "X", "pid": pid, "tid": tid,
-                "ts": s.start_us - t0, "dur": max(0.0, s.end_us - s.start_us),
-                "args": {"op": s.op_type, "output_bytes": s.output_bytes},
-            })
+            events.append(
+                {
+                    "name": s.node_name,
+                    "cat": s.op_type,
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": s.start_us - t0,
+                    "dur": max(0.0, s.end_us - s.start_us),
+                    "args": {"op": s.op_type, "output_bytes": s.output_bytes},
+                }
+            )
         for device, pid in pids.items():
-            events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "ts": 0, "args": {"name": device}})
+            events.append(
+                {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "ts": 0, "args": {"name": device}}
+            )
         for (device, worker), tid in tids.items():
-            events.append({"name": "thread_name", "ph": "M", "pid": pids[device], "tid": tid, "ts": 0, "args": {"name": worker}})
+            events.append(
+                {
+                    "name": "thread_name",
+                    "ph": "M",
+                    "pid": pids[device],
+                    "tid": tid,
+                    "ts": 0,
+                    "args": {"name": worker},
+                }
+            )
         return json.dumps({"traceEvents": events})
-
-

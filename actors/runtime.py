@@ -216,7 +216,11 @@ class Runtime:
         self._extensions.clear()
 
     def _spawn(
-        self, cls: type[Actor], args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None,
+        self,
+        cls: type[Actor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        name: str | None,
         parent: _Cell | None,
     ) -> ActorRef:
         if self._closed or (parent is None and self._closing):
@@ -260,7 +264,9 @@ class Runtime:
         self.dead_letter_count += len(messages)
         self.dead_letters.extend((name, describe_message(message)) for message in messages[-100:])
         kinds = sorted({type(message).__name__ for message in messages})
-        logger.warning("%d dead letters (%s) queued for stopped actor %s", len(messages), ", ".join(kinds), name)
+        logger.warning(
+            "%d dead letters (%s) queued for stopped actor %s", len(messages), ", ".join(kinds), name
+        )
 
     def _track(self, coro: Coroutine[Any, Any, T], name: str | None) -> asyncio.Task[T]:
         task = self.loop.create_task(coro, name=name)

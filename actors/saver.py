@@ -67,14 +67,27 @@ class Saver:
     """Saves and restores variables (by default every global variable) as TF1's Saver."""
 
     def __init__(
-        self, var_list: Sequence[Variable] | dict[str, Variable] | None = None, reshape: bool = False,
-        sharded: bool = False, max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
-        name: str | None = None, restore_sequentially: bool = False, saver_def: Any = None, builder: Any = None,
-        defer_build: bool = False, allow_empty: bool = False, write_version: Any = None,
-        pad_step_number: bool = False, save_relative_paths: bool = False, filename: str | None = None,
+        self,
+        var_list: Sequence[Variable] | dict[str, Variable] | None = None,
+        reshape: bool = False,
+        sharded: bool = False,
+        max_to_keep: int | None = 5,
+        keep_checkpoint_every_n_hours: float = 10000.0,
+        name: str | None = None,
+        restore_sequentially: bool = False,
+        saver_def: Any = None,
+        builder: Any = None,
+        defer_build: bool = False,
+        allow_empty: bool = False,
+        write_version: Any = None,
+        pad_step_number: bool = False,
+        save_relative_paths: bool = False,
+        filename: str | None = None,
     ) -> None:
         if reshape or sharded or saver_def is not None or builder is not None:
-            raise UnimplementedError(None, None, "Saver: reshape, sharded, saver_def and builder are not supported")
+            raise UnimplementedError(
+                None, None, "Saver: reshape, sharded, saver_def and builder are not supported"
+            )
         self._var_list = var_list
         self._max_to_keep = max_to_keep
         self._keep_every_s = keep_checkpoint_every_n_hours * 3600.0
@@ -124,9 +137,18 @@ class Saver:
         self._last = [(p, time.time()) for p in paths if checkpoint_exists(p)]
 
     # -- saving ---------------------------------------------------------------------------
-    def save(self, sess: Any, save_path: str, global_step: Any = None, latest_filename: str | None = None,
-             meta_graph_suffix: str = "meta", write_meta_graph: bool = True, write_state: bool = True,
-             strip_default_attrs: bool = False, save_debug_info: bool = False) -> str:
+    def save(
+        self,
+        sess: Any,
+        save_path: str,
+        global_step: Any = None,
+        latest_filename: str | None = None,
+        meta_graph_suffix: str = "meta",
+        write_meta_graph: bool = True,
+        write_state: bool = True,
+        strip_default_attrs: bool = False,
+        save_debug_info: bool = False,
+    ) -> str:
         """Write the variables to ``save_path`` (``-<global_step>`` appended when given); returns the prefix.
 
         No meta graph is written (``write_meta_graph`` is accepted for TF1 signatures' sake).
@@ -136,13 +158,21 @@ class Saver:
         values = _blocking(sess, fetches, "Saver.save", "save_async") if fetches else {}
         return self._write(save_path, values, global_step, latest_filename, write_state)
 
-    async def save_async(self, sess: Any, save_path: str, global_step: Any = None,
-                         latest_filename: str | None = None, write_state: bool = True) -> str:
+    async def save_async(
+        self,
+        sess: Any,
+        save_path: str,
+        global_step: Any = None,
+        latest_filename: str | None = None,
+        write_state: bool = True,
+    ) -> str:
         """``save`` with an async session; the file is written off the event loop."""
         self.build()
         fetches = self._save_fetches(global_step)
         values = await sess.run(fetches) if fetches else {}
-        return await asyncio.to_thread(self._write, save_path, values, global_step, latest_filename, write_state)
+        return await asyncio.to_thread(
+            self._write, save_path, values, global_step, latest_filename, write_state
+        )
 
     def _save_fetches(self, global_step: Any) -> dict[str, Any]:
         # One step fetches every variable (and a global step tensor), so the values are consistent.
@@ -153,8 +183,14 @@ class Saver:
             fetches["step"] = global_step
         return fetches
 
-    def _write(self, save_path: str, values: dict[str, Any], global_step: Any, latest_filename: str | None,
-               write_state_file: bool) -> str:
+    def _write(
+        self,
+        save_path: str,
+        values: dict[str, Any],
+        global_step: Any,
+        latest_filename: str | None,
+        write_state_file: bool,
+    ) -> str:
         import safetensors.numpy
 
         step = values.get("step", global_step)
@@ -163,13 +199,19 @@ class Saver:
         prefix = save_path if step is None else f"{save_path}-{step:{'08d' if self._pad else 'd'}}"
         directory = os.path.dirname(os.path.abspath(prefix))
         if not os.path.isdir(directory):
-            raise NotFoundError(None, None, f"Parent directory of {prefix} doesn't exist, can't save; create it first")
+            raise NotFoundError(
+                None, None, f"Parent directory of {prefix} doesn't exist, can't save; create it first"
+            )
         # safetensors writes raw buffers: a strided view must be copied to C order first (and
         # np.ascontiguousarray would turn a scalar into shape (1,)).
-        tensors = {key: np.require(np.asarray(v), requirements="C") for key, v in values.get("vars", {}).items()}
+        tensors = {
+            key: np.require(np.asarray(v), requirements="C") for key, v in values.get("vars", {}).items()
+        }
         for key, arr in tensors.items():
             if arr.dtype.kind not in "biuf":
-                raise UnimplementedError(None, self._vars[key].op, f"Saver: cannot store {key} of dtype {arr.dtype.name}")
+                raise UnimplementedError(
+                    None, self._vars[key].op, f"Saver: cannot store {key} of dtype {arr.dtype.name}"
+                )
         meta = {"format": _FORMAT}
         if step is not None:
             meta["global_step"] = str(step)
@@ -217,7 +259,9 @@ class Saver:
         from safetensors import SafetensorError, safe_open
 
         if save_path is None:
-            raise InvalidArgumentError(None, None, "Can't load save_path when it is None; pass a checkpoint prefix")
+            raise InvalidArgumentError(
+                None, None, "Can't load save_path when it is None; pass a checkpoint prefix"
+            )
         path = data_path(save_path)
         if not os.path.isfile(path):
             raise NotFoundError(None, None, f"no checkpoint at {save_path}: {path} does not exist")
@@ -228,13 +272,17 @@ class Saver:
                 for key, var in self._vars.items():
                     if key not in keys:
                         raise NotFoundError(
-                            None, var.op, f"Key {key} not found in checkpoint {save_path} (restoring variable "
+                            None,
+                            var.op,
+                            f"Key {key} not found in checkpoint {save_path} (restoring variable "
                             f"{var.op.name}); it holds {_some(keys)}. Restore with a var_list mapping checkpoint "
                             "names to variables, or save the variable first",
                         )
                     feeds[self._placeholders[key]] = _checked(f.get_tensor(key), key, var, save_path)
         except SafetensorError as exc:
-            raise DataLossError(None, None, f"checkpoint {path} is corrupt or not a safetensors file: {exc}") from None
+            raise DataLossError(
+                None, None, f"checkpoint {path} is corrupt or not a safetensors file: {exc}"
+            ) from None
         return feeds
 
 
@@ -242,12 +290,16 @@ def _checked(value: np.ndarray, key: str, var: Variable, save_path: str) -> np.n
     have = var.op.outputs[0]._shape
     if not S.compatible(have, value.shape):
         raise InvalidArgumentError(
-            None, var.op, f"checkpoint {save_path} holds {key} with shape {S.format_shape(value.shape)} but variable "
+            None,
+            var.op,
+            f"checkpoint {save_path} holds {key} with shape {S.format_shape(value.shape)} but variable "
             f"{var.op.name} has shape {S.format_shape(have)}; restore into a variable of that shape",
         )
     if value.dtype != var.dtype:
         raise InvalidArgumentError(
-            None, var.op, f"checkpoint {save_path} holds {key} as {value.dtype.name} but variable {var.op.name} is "
+            None,
+            var.op,
+            f"checkpoint {save_path} holds {key} as {value.dtype.name} but variable {var.op.name} is "
             f"{var.dtype.name}",
         )
     return value
@@ -264,5 +316,7 @@ def _blocking(sess: Any, fetches: Any, what: str, async_name: str, feeds: Any = 
     if inspect.isawaitable(result):
         if inspect.iscoroutine(result):
             result.close()
-        raise AsyncOnlyError(f"{what} needs a blocking session; with an async ac.Session use `await saver.{async_name}(sess, ...)`")
+        raise AsyncOnlyError(
+            f"{what} needs a blocking session; with an async ac.Session use `await saver.{async_name}(sess, ...)`"
+        )
     return result

@@ -58,9 +58,13 @@ class Session:
     ``run`` calls may be in flight at once. A failed step leaves the session usable.
     """
 
-    def __init__(self, graph: Graph | None = None, config: SessionConfig | None = None, target: str = "") -> None:
+    def __init__(
+        self, graph: Graph | None = None, config: SessionConfig | None = None, target: str = ""
+    ) -> None:
         if target:
-            raise InvalidArgumentError(None, None, f"Session target {target!r}: only in-process sessions exist; pass ''")
+            raise InvalidArgumentError(
+                None, None, f"Session target {target!r}: only in-process sessions exist; pass ''"
+            )
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
@@ -133,7 +137,9 @@ class Session:
             )
             self._run_actions.add(self._resource_manager.action)
         if config.statistics_file and self._statistics is None:
-            self._statistics = services.statistics(self._devices, config.statistics_file, config.statistics_interval)
+            self._statistics = services.statistics(
+                self._devices, config.statistics_file, config.statistics_interval
+            )
             self._run_actions.add(self._statistics.action)
 
     @property
@@ -149,8 +155,11 @@ class Session:
 
     # -- running -------------------------------------------------------------------------
     async def run(
-        self, fetches: Any, feed_dict: dict[Any, Any] | None = None,
-        options: RunOptions | None = None, run_metadata: RunMetadata | None = None,
+        self,
+        fetches: Any,
+        feed_dict: dict[Any, Any] | None = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
         check_run_options(options, run_metadata)
@@ -176,7 +185,9 @@ class Session:
         return plan
 
     def make_callable(
-        self, fetches: Any, feed_list: Sequence[Any] | None = None,
+        self,
+        fetches: Any,
+        feed_list: Sequence[Any] | None = None,
     ) -> Callable[..., Coroutine[Any, Any, Any]]:
         """An async callable running ``fetches`` with positional feed values for ``feed_list``."""
         plan = FetchPlan(self._graph, fetches)
@@ -184,7 +195,9 @@ class Session:
         if len(set(feed_tensors)) != len(feed_tensors):
             raise InvalidArgumentError(None, None, "make_callable: feed_list names a tensor twice")
 
-        async def call(*args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        async def call(
+            *args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None
+        ) -> Any:
             if len(args) != len(feed_tensors):
                 raise InvalidArgumentError(
                     None, None, f"callable expects {len(feed_tensors)} feed values, got {len(args)}"
@@ -197,19 +210,31 @@ class Session:
         return call
 
     async def _run_plan(
-        self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any],
-        options: RunOptions | None, run_metadata: RunMetadata | None,
+        self,
+        rt: Runtime,
+        plan: FetchPlan,
+        feeds: dict[Tensor, Any],
+        options: RunOptions | None,
+        run_metadata: RunMetadata | None,
     ) -> list[Any]:
         executor, perm = self._executor_for(rt, plan, feeds)
         feed_values = [feeds[t] for t in executor.feeds]
         trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
         step = StepState(
-            rt.loop.create_future(), feed_values, len(plan.tensors), trace, executor.refs, executor.coordinator,
+            rt.loop.create_future(),
+            feed_values,
+            len(plan.tensors),
+            trace,
+            executor.refs,
+            executor.coordinator,
             LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
         )
         registries = self._registries
         if registries[0].pre or registries[1].pre or registries[2].pre:
-            await run_actions(ordered(RunGroup.PRE, registries), RunContext(self, executor.graph_id, executor.devices, step.id))
+            await run_actions(
+                ordered(RunGroup.PRE, registries),
+                RunContext(self, executor.graph_id, executor.devices, step.id),
+            )
         post = registries[0].post or registries[1].post or registries[2].post
         self._inflight.add(step)
         started = time.perf_counter() if post else 0.0
@@ -231,7 +256,9 @@ class Session:
             raise
         self._inflight.discard(step)
         if post:
-            ctx = RunContext(self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6)
+            ctx = RunContext(
+                self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6
+            )
             await run_actions(ordered(RunGroup.POST, registries), ctx)
         if trace:
             self._record_trace(step, run_metadata)
@@ -256,7 +283,9 @@ class Session:
         except BaseException:
             del step, executor  # as in _run_plan
             raise
-        error = DeadlineExceededError(None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}")
+        error = DeadlineExceededError(
+            None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}"
+        )
         executor.refs[0].tell(AbortStep(step, error))
         try:
             raise error
@@ -267,9 +296,13 @@ class Session:
     @staticmethod
     def _cancel(step: StepState, executor: CachedExecutor) -> None:
         if not step.future.done() or step.future.cancelled():
-            executor.refs[0].tell(AbortStep(step, CancelledError(None, None, "the caller's task was cancelled")))
+            executor.refs[0].tell(
+                AbortStep(step, CancelledError(None, None, "the caller's task was cancelled"))
+            )
 
-    def _executor_for(self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]) -> tuple[CachedExecutor, list[int] | None]:
+    def _executor_for(
+        self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]
+    ) -> tuple[CachedExecutor, list[int] | None]:
         """The cached executor for the sorted (feeds, fetches, targets), and where each fetch lands."""
         fast_key = tuple(feeds)
         hit = plan.executors.get(fast_key)
@@ -278,7 +311,8 @@ class Session:
         feed_list = sorted(feeds, key=lambda t: t.name)
         fetch_list = sorted(plan.tensors, key=lambda t: t.name)
         key = (
-            tuple(t.name for t in feed_list), tuple(t.name for t in fetch_list),
+            tuple(t.name for t in feed_list),
+            tuple(t.name for t in fetch_list),
             tuple(sorted(o.name for o in plan.targets)),
         )
         ex = self._executors.get(key)
@@ -289,7 +323,9 @@ class Session:
         hit = plan.executors[fast_key] = (ex, None if perm == list(range(len(perm))) else perm)
         return hit
 
-    def _build_executor(self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]) -> CachedExecutor:
+    def _build_executor(
+        self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]
+    ) -> CachedExecutor:
         assert self._devices is not None
         ctx = self._device_context()
         run_fetches, run_targets, run_feeds = fetches, targets, feeds
@@ -297,15 +333,22 @@ class Session:
             from antcolony.graph.passes.recompute import optimize_for_run
 
             # The step runs a rewritten copy; names (and variables, by shared_name) carry over.
-            g, _ = optimize_for_run(self._graph, [t.name for t in fetches], [o.name for o in targets],
-                                    [t.name for t in feeds], self._config.memory_optimizer)
+            g, _ = optimize_for_run(
+                self._graph,
+                [t.name for t in fetches],
+                [o.name for o in targets],
+                [t.name for t in feeds],
+                self._config.memory_optimizer,
+            )
             run_fetches, run_feeds = ([g.get_tensor_by_name(t.name) for t in ts] for ts in (fetches, feeds))
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
         bind_plans(plans, ctx)
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
-        logger.debug("built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans))
+        logger.debug(
+            "built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans)
+        )
         return CachedExecutor(plans, refs, feeds, job_services(rt).next_graph_id())
 
     # -- feeds ----------------------------------------------------------------------------
@@ -362,8 +405,13 @@ class Session:
         reached = memory.adjust_limit(int(new_limit))
         wanted = min(int(new_limit), memory.adjustable.max_limit)
         if reached > wanted:
-            logger.warning("%s: memory limit asked %d bytes, reached %d: %s", device, wanted, reached,
-                           memory.limit_shortfall())
+            logger.warning(
+                "%s: memory limit asked %d bytes, reached %d: %s",
+                device,
+                wanted,
+                reached,
+                memory.limit_shortfall(),
+            )
         return reached
 
     def statistics(self) -> SessionStatistics:
@@ -414,11 +462,17 @@ class Session:
 
 def _device_settings(config: SessionConfig) -> DeviceSettings:
     return DeviceSettings(
-        inter_op_threads=config.inter_op_threads, intra_op_threads=config.intra_op_threads,
-        cpu_priority_threads=config.cpu_priority_threads, gpu_backend=config.gpu_backend,
-        sim_gpu_count=config.sim_gpu_count, sim_gpu_memory=config.sim_gpu_memory,
-        gpu_compute_streams=config.gpu_compute_streams, gpu_copy_streams=config.gpu_copy_streams,
-        engine=config.engine, gpu_memory_limit=config.gpu_memory_limit, allow_growth=config.allow_growth,
-        vmem=config.vmem, host_mem_limit=config.host_mem_limit,
+        inter_op_threads=config.inter_op_threads,
+        intra_op_threads=config.intra_op_threads,
+        cpu_priority_threads=config.cpu_priority_threads,
+        gpu_backend=config.gpu_backend,
+        sim_gpu_count=config.sim_gpu_count,
+        sim_gpu_memory=config.sim_gpu_memory,
+        gpu_compute_streams=config.gpu_compute_streams,
+        gpu_copy_streams=config.gpu_copy_streams,
+        engine=config.engine,
+        gpu_memory_limit=config.gpu_memory_limit,
+        allow_growth=config.allow_growth,
+        vmem=config.vmem,
+        host_mem_limit=config.host_mem_limit,
     )
-

@@ -40,13 +40,31 @@ class StepState:
     """
 
     __slots__ = (
-        "id", "future", "feed_values", "fetched", "pending", "aborted", "trace", "rendezvous",
-        "executors", "coordinator", "frames", "fetches_set", "dead_fetch", "__weakref__",
+        "id",
+        "future",
+        "feed_values",
+        "fetched",
+        "pending",
+        "aborted",
+        "trace",
+        "rendezvous",
+        "executors",
+        "coordinator",
+        "frames",
+        "fetches_set",
+        "dead_fetch",
+        "__weakref__",
     )
 
     def __init__(
-        self, future: asyncio.Future[Any], feed_values: list[Any], num_fetches: int, trace: bool,
-        executors: list[Any], coordinator: Any, rendezvous: Any,
+        self,
+        future: asyncio.Future[Any],
+        feed_values: list[Any],
+        num_fetches: int,
+        trace: bool,
+        executors: list[Any],
+        coordinator: Any,
+        rendezvous: Any,
     ) -> None:
         self.id = next(_ids)
         self.future = future

@@ -42,7 +42,7 @@ class _NoFollowFactory:
 
     @staticmethod
     def _local(path: str) -> str:
-        return path[len(_PREFIX) + 1:]
+        return path[len(_PREFIX) + 1 :]
 
     def open(self, path: str) -> Any:
         return create_new_file(self._local(path))
@@ -58,7 +58,9 @@ def _tensorboardx() -> Any:
         from tensorboardX.proto import event_pb2, graph_pb2, summary_pb2
     except ImportError:
         raise FailedPreconditionError(
-            None, None, "tf.summary.FileWriter needs tensorboardX; install it with pip install 'antcolony[summary]'",
+            None,
+            None,
+            "tf.summary.FileWriter needs tensorboardX; install it with pip install 'antcolony[summary]'",
         ) from None
     if _PREFIX not in record_writer.REGISTERED_FACTORIES:
         record_writer.register_writer_factory(_PREFIX, _NoFollowFactory())
@@ -70,7 +72,9 @@ def graph_proto(graph: Any, graph_pb2: Any) -> Any:
     gd = graph_pb2.GraphDef()
     for op in graph.get_operations():
         node = gd.node.add(name=op.name, op=op.type, device=op.device or "")
-        node.input.extend(t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}" for t in op.inputs)
+        node.input.extend(
+            t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}" for t in op.inputs
+        )
         node.input.extend(f"^{c.name}" for c in op.control_inputs)
     return gd
 
@@ -79,8 +83,14 @@ class FileWriter:
     """Writes Summary protos (and the graph) to a new event file in ``logdir``, as TF1's FileWriter."""
 
     def __init__(
-        self, logdir: str | os.PathLike[str], graph: Any = None, max_queue: int = 10, flush_secs: float = 120,
-        filename_suffix: str | None = None, session: Any = None, graph_def: Any = None,
+        self,
+        logdir: str | os.PathLike[str],
+        graph: Any = None,
+        max_queue: int = 10,
+        flush_secs: float = 120,
+        filename_suffix: str | None = None,
+        session: Any = None,
+        graph_def: Any = None,
     ) -> None:
         # max_queue / flush_secs: accepted for TF's signature; writes are synchronous (see above).
         self._module, self._event_pb2, self._graph_pb2, self._summary_pb2 = _tensorboardx()

@@ -66,7 +66,12 @@ def handle_failure(cell: _Cell, exc: BaseException) -> None:
     if target.parent is not None:
         logger.warning(
             "actor %s failed with %r; supervisor %s decided %s for %s",
-            cell.name, exc, target.parent.name, directive.name, target.name, exc_info=exc,
+            cell.name,
+            exc,
+            target.parent.name,
+            directive.name,
+            target.name,
+            exc_info=exc,
         )
     if directive is Directive.RESTART:
         target.restart()
@@ -91,6 +96,8 @@ def _decide(parent: _Cell, child: _Cell, exc: BaseException) -> Directive:
         logger.exception("supervise of %s raised for child %s; stopping the child", parent.name, child.name)
         return Directive.STOP
     if not isinstance(directive, Directive):
-        logger.error("supervise of %s returned %r, not a Directive; stopping %s", parent.name, directive, child.name)
+        logger.error(
+            "supervise of %s returned %r, not a Directive; stopping %s", parent.name, directive, child.name
+        )
         return Directive.STOP
     return directive

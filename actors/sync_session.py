@@ -32,7 +32,10 @@ class Session:
     """
 
     def __init__(
-        self, target: str = "", graph: Graph | None = None, config: SessionConfig | ConfigProto | None = None,
+        self,
+        target: str = "",
+        graph: Graph | None = None,
+        config: SessionConfig | ConfigProto | None = None,
     ) -> None:
         if isinstance(config, ConfigProto):
             config = config.to_session_config()
@@ -70,24 +73,34 @@ class Session:
         return self._session
 
     def run(
-        self, fetches: Any, feed_dict: dict[Any, Any] | None = None,
-        options: RunOptions | None = None, run_metadata: RunMetadata | None = None,
+        self,
+        fetches: Any,
+        feed_dict: dict[Any, Any] | None = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
         self._check_open()
         return self._loop.call("Session.run", self._session.run, fetches, feed_dict, options, run_metadata)
 
     def make_callable(
-        self, fetches: Any, feed_list: Sequence[Any] | None = None, accept_options: bool = False,
+        self,
+        fetches: Any,
+        feed_list: Sequence[Any] | None = None,
+        accept_options: bool = False,
     ) -> Callable[..., Any]:
         """A blocking callable running ``fetches`` with positional feed values for ``feed_list``."""
         acall = self._session.make_callable(fetches, feed_list)
 
-        def call(*args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        def call(
+            *args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None
+        ) -> Any:
             if not accept_options and (options is not None or run_metadata is not None):
                 raise TypeError("this callable was made without accept_options=True; it takes no options")
             self._check_open()
-            return self._loop.call("a Session callable", acall, *args, options=options, run_metadata=run_metadata)
+            return self._loop.call(
+                "a Session callable", acall, *args, options=options, run_metadata=run_metadata
+            )
 
         return call
 
@@ -138,7 +151,10 @@ class InteractiveSession(Session):
     for shells and notebooks: ``t.eval()`` works without a ``with`` block."""
 
     def __init__(
-        self, target: str = "", graph: Graph | None = None, config: SessionConfig | ConfigProto | None = None,
+        self,
+        target: str = "",
+        graph: Graph | None = None,
+        config: SessionConfig | ConfigProto | None = None,
     ) -> None:
         super().__init__(target, graph, config)
         self._graph_scope: contextlib.AbstractContextManager[Graph] | None = self.graph.as_default()

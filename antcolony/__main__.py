@@ -30,7 +30,9 @@ def _unrunnable(script: str) -> str | None:
     if os.path.isdir(script):
         if os.path.isfile(os.path.join(script, "__main__.py")):
             return None
-        return "is a directory without a __main__.py; give a Python script (or a directory holding __main__.py)"
+        return (
+            "is a directory without a __main__.py; give a Python script (or a directory holding __main__.py)"
+        )
     if not os.path.isfile(script):
         return "is not a regular file; give a Python script"
     return None
@@ -88,9 +90,9 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
     i = 1
     while i < len(argv):
         if argv[i] == "--":
-            return argv[:i + 2], argv[i + 2:]
+            return argv[: i + 2], argv[i + 2 :]
         if not argv[i].startswith("-") or argv[i] == "-":
-            return argv[:i + 1], argv[i + 1:]
+            return argv[: i + 1], argv[i + 1 :]
         i += 2 if argv[i] in takes_value else 1
     return argv, None
 

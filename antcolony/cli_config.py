@@ -63,7 +63,10 @@ def cmd_config_check(args: argparse.Namespace, out: TextIO | None = None, err: T
     print(config.to_json(), file=out)
     limits = ", ".join(f"{key} {value / _MIB:.1f} MiB" for key, value in config.gpu_limits.items())
     perf = "unchanged" if config.perf_control is None else f"{config.perf_control}%"
-    print(f"{prog}: {printable(args.file)} is valid: maxDeviceMem: {limits or 'none'}; perfControl: {perf}", file=err)
+    print(
+        f"{prog}: {printable(args.file)} is valid: maxDeviceMem: {limits or 'none'}; perfControl: {perf}",
+        file=err,
+    )
     for warning in config.warnings:
         print(f"warning: {printable(warning)}", file=err)
     return 0
@@ -79,21 +82,41 @@ def _ms(us: Any) -> str:
 
 def format_status_table(status: dict[str, Any]) -> str:
     """A status object as text: one row per GPU (MiB), then the step durations (ms)."""
-    headers = ["GPU", "devUsedMax", "devUsedMin", "devPool", "devStable", "hostUsedMax", "hostUsedMin",
-               "hostPool", "swapReason", "nvidiaUsed"]
+    headers = [
+        "GPU",
+        "devUsedMax",
+        "devUsedMin",
+        "devPool",
+        "devStable",
+        "hostUsedMax",
+        "hostUsedMin",
+        "hostPool",
+        "swapReason",
+        "nvidiaUsed",
+    ]
     rows: list[list[str]] = []
     for bus_id, f in status["gpuUsageInfo"].items():
         nvidia = f["deviceMemUsedNvidia"]
-        rows.append([
-            printable(str(bus_id), one_line=True),
-            _mib(f["deviceMemUsedMax"]), _mib(f["deviceMemUsedMin"]), _mib(f["deviceMemPoolSize"]),
-            _mib(f["deviceMemStable"]), _mib(f["hostMemUsedMax"]), _mib(f["hostMemUsedMin"]),
-            _mib(f["hostMemPoolSize"]), f["swapReason"] or "-", "n/a" if nvidia < 0 else _mib(nvidia),
-        ])
+        rows.append(
+            [
+                printable(str(bus_id), one_line=True),
+                _mib(f["deviceMemUsedMax"]),
+                _mib(f["deviceMemUsedMin"]),
+                _mib(f["deviceMemPoolSize"]),
+                _mib(f["deviceMemStable"]),
+                _mib(f["hostMemUsedMax"]),
+                _mib(f["hostMemUsedMin"]),
+                _mib(f["hostMemPoolSize"]),
+                f["swapReason"] or "-",
+                "n/a" if nvidia < 0 else _mib(nvidia),
+            ]
+        )
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i in (0, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(
+            c.ljust(w) if i in (0, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        )
 
     lines = ["GPU memory (MiB):", line(headers)]
     lines += [line(r) for r in rows] if rows else ["(no GPUs)"]
@@ -103,7 +126,9 @@ def format_status_table(status: dict[str, Any]) -> str:
     durations = status["Durations"]
     if durations:
         lines.append("Durations:")
-        shown = {printable(str(key), one_line=True): f"{value / 1000:.3f}" for key, value in durations.items()}
+        shown = {
+            printable(str(key), one_line=True): f"{value / 1000:.3f}" for key, value in durations.items()
+        }
         width = max(len(k) for k in shown)
         num = max(len(v) for v in shown.values())
         lines += [f"  {key.ljust(width)}  {text.rjust(num)} ms" for key, text in shown.items()]
@@ -154,16 +179,18 @@ def add_parsers(sub: Any) -> None:
     config = sub.add_parser("config", help="work with resource-config files (GPU_CONFIG_FILE)")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     check = config_sub.add_parser(
-        "check", help="validate a resource-config file and explain errors",
+        "check",
+        help="validate a resource-config file and explain errors",
         description="Validate a resource-config file. Exit 0: valid (normalised JSON on stdout); "
-                    "1: invalid; 2: the file cannot be read.",
+        "1: invalid; 2: the file cannot be read.",
     )
     check.add_argument("file", help="path of the config file")
     check.set_defaults(func=cmd_config_check)
     status = sub.add_parser(
-        "status", help="print a status file (GPU_STATUS_FILE) as a table",
+        "status",
+        help="print a status file (GPU_STATUS_FILE) as a table",
         description="Print a status file as a table (memory in MiB, durations in ms). Exit 0: "
-                    "printed; 1: invalid content; 2: the file cannot be read.",
+        "printed; 1: invalid content; 2: the file cannot be read.",
     )
     status.add_argument("file", help="path of the status file")
     status.set_defaults(func=cmd_status)

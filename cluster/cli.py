@@ -12,11 +12,23 @@ from antcolony.errors import ConfigError
 
 __all__ = ["SUBMIT_VALUE_OPTIONS", "add_parsers", "format_cluster", "parse_size"]
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
-          "kb": 10**3, "mb": 10**6, "gb": 10**9}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+}
 #: submit's options that take a value (the CLI splits ``submit [OPTIONS] SCRIPT ARGS`` after SCRIPT)
-SUBMIT_VALUE_OPTIONS = frozenset({"--gpu-memory", "--perf", "--priority", "--address", "--gpu", "--name",
-                                  "--sim-gpus", "--sim-gpu-memory"})
+SUBMIT_VALUE_OPTIONS = frozenset(
+    {"--gpu-memory", "--perf", "--priority", "--address", "--gpu", "--name", "--sim-gpus", "--sim-gpu-memory"}
+)
 
 
 def parse_size(text: str) -> int:
@@ -36,8 +48,16 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         if args.detach and args.address is None:
             raise ConfigError("--detach needs --address: a local Ray started by submit ends with it")
         ray = connect(args.address, sim_gpus=args.sim_gpus, sim_gpu_mib=parse_size(args.sim_gpu_memory) >> 20)
-        job_id, done = client.submit(args.script, args.args, gpu_memory=gpu_memory, perf=args.perf,
-                                     priority=args.priority, gpu=args.gpu, job_id=args.name, detach=args.detach)
+        job_id, done = client.submit(
+            args.script,
+            args.args,
+            gpu_memory=gpu_memory,
+            perf=args.perf,
+            priority=args.priority,
+            gpu=args.gpu,
+            job_id=args.name,
+            detach=args.detach,
+        )
     except ConfigError as exc:
         print(f"antcolony submit: {exc}", file=sys.stderr)
         return 2
@@ -65,9 +85,11 @@ def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
         if node.get("error"):
             lines.append(f"  {node['error']}")
         for job in node.get("lost_jobs", []):
-            lines.append(f"  {job['job_id']:<24} {job.get('gpu', '-'):<10} {job.get('priority', '-'):<13} LOST with its "
-                         f"node (asked {_mib(job.get('gpu_memory'))}; antcolony cluster stop {job['job_id']} "
-                         "forgets it)")
+            lines.append(
+                f"  {job['job_id']:<24} {job.get('gpu', '-'):<10} {job.get('priority', '-'):<13} LOST with its "
+                f"node (asked {_mib(job.get('gpu_memory'))}; antcolony cluster stop {job['job_id']} "
+                "forgets it)"
+            )
         for job in node.get("jobs", []):
             st, cfg = job.get("status", {}), job.get("config", {})
             step = st.get("miniBatchDuration")
@@ -77,11 +99,14 @@ def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
                 f"(asked {job['perf']})  mem asked {_mib(job['gpu_memory'])} config {_mib(cfg.get('maxDeviceMem'))} "
                 f"reached {_mib(st.get('deviceMemLimit'))}  used {_mib(st.get('deviceMemUsedMax'))}  "
                 f"step {f'{step / 1000:.1f} ms' if step else '-'}"
-                f"{f' (baseline {base / 1000:.1f} ms)' if base else ''}  host fallbacks {st.get('hostFallbacks', '-')}")
+                f"{f' (baseline {base / 1000:.1f} ms)' if base else ''}  host fallbacks {st.get('hostFallbacks', '-')}"
+            )
         for d in node.get("decisions", [])[-decisions:]:
             stamp = time.strftime("%H:%M:%S", time.localtime(d["t"]))
-            lines.append(f"  {stamp} {d['job']}: perfControl {d['perfControl']}, maxDeviceMem "
-                         f"{_mib(d['maxDeviceMem'])}: {d['reason']}")
+            lines.append(
+                f"  {stamp} {d['job']}: perfControl {d['perfControl']}, maxDeviceMem "
+                f"{_mib(d['maxDeviceMem'])}: {d['reason']}"
+            )
     return "\n".join(lines) or "no nodes"
 
 
@@ -101,12 +126,17 @@ def _cmd_cluster(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if client.stop(args.job):
         print(f"job {args.job} stopped", file=out)
         return 0
-    print(f"antcolony cluster stop: no job {args.job!r} in the cluster (see antcolony cluster status)", file=sys.stderr)
+    print(
+        f"antcolony cluster stop: no job {args.job!r} in the cluster (see antcolony cluster status)",
+        file=sys.stderr,
+    )
     return 1
 
 
 def add_parsers(sub: Any) -> None:
-    submit = sub.add_parser("submit", help="run a script as a job on a Ray cluster's shared GPUs (needs the ray extra)")
+    submit = sub.add_parser(
+        "submit", help="run a script as a job on a Ray cluster's shared GPUs (needs the ray extra)"
+    )
     submit.add_argument("--gpu-memory", default="1GiB", help="GPU memory the job asks (e.g. 4GiB)")
     submit.add_argument("--perf", type=int, default=100, help="perfControl the job asks (0..100)")
     submit.add_argument("--priority", choices=["guaranteed", "opportunistic"], default="guaranteed")
@@ -114,8 +144,12 @@ def add_parsers(sub: Any) -> None:
     submit.add_argument("--gpu", default=None, help="the simulated GPU resource to use (default: the freest)")
     submit.add_argument("--name", default=None, help="job id (default: script name + random suffix)")
     submit.add_argument("--detach", action="store_true", help="return once submitted (needs --address)")
-    submit.add_argument("--sim-gpus", type=int, default=1, help="simulated GPUs of a local Ray (no --address)")
-    submit.add_argument("--sim-gpu-memory", default="16GiB", help="memory of each simulated GPU of a local Ray")
+    submit.add_argument(
+        "--sim-gpus", type=int, default=1, help="simulated GPUs of a local Ray (no --address)"
+    )
+    submit.add_argument(
+        "--sim-gpu-memory", default="16GiB", help="memory of each simulated GPU of a local Ray"
+    )
     submit.add_argument("script", help="path of the job's script")
     submit.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     submit.set_defaults(func=_cmd_submit)
@@ -123,8 +157,9 @@ def add_parsers(sub: Any) -> None:
     actions = cluster.add_subparsers(dest="action", required=True)
     status = actions.add_parser("status", help="nodes, GPUs, jobs and the coordinators' decisions")
     status.add_argument("--decisions", type=int, default=10, help="decisions shown per node")
-    stop = actions.add_parser("stop", help="stop a job (kill its process; its share is freed), "
-                              "or forget a job lost with its node")
+    stop = actions.add_parser(
+        "stop", help="stop a job (kill its process; its share is freed), or forget a job lost with its node"
+    )
     stop.add_argument("job", help="the job id, as antcolony submit and cluster status print it")
     for p in (status, stop):
         p.add_argument("--address", default="auto", help="Ray cluster address (default: the local one)")

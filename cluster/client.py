@@ -47,7 +47,8 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
     if not gpus:
         raise ConfigError(
             "the Ray cluster has no simulated GPU: start its nodes with resources such as "
-            "'{\"sim_gpu_0\": 1, \"sim_gpu_mib\": 1024}' (real GPUs through num_gpus are not supported yet)")
+            '\'{"sim_gpu_0": 1, "sim_gpu_mib": 1024}\' (real GPUs through num_gpus are not supported yet)'
+        )
     if gpu is not None and gpu not in gpus:
         raise ConfigError(f"--gpu {gpu}: the cluster has no such GPU; it has {', '.join(sorted(gpus))}")
     if gpu is None:
@@ -56,14 +57,24 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
     if priority == OPPORTUNISTIC:
         return gpu, OPPORTUNISTIC_SHARE
     if gpu_memory <= 0 or gpu_memory > gpus[gpu]:
-        raise ConfigError(f"--gpu-memory {gpu_memory} bytes: a guaranteed job asks between 1 byte and its GPU's "
-                          f"{gpus[gpu]} bytes ({gpu})")
+        raise ConfigError(
+            f"--gpu-memory {gpu_memory} bytes: a guaranteed job asks between 1 byte and its GPU's "
+            f"{gpus[gpu]} bytes ({gpu})"
+        )
     return gpu, round(gpu_memory / gpus[gpu], 4)
 
 
-def submit(script: str, args: list[str] | None = None, *, gpu_memory: int, perf: int = 100,
-           priority: str = GUARANTEED, gpu: str | None = None, job_id: str | None = None,
-           detach: bool = False) -> tuple[str, Any]:
+def submit(
+    script: str,
+    args: list[str] | None = None,
+    *,
+    gpu_memory: int,
+    perf: int = 100,
+    priority: str = GUARANTEED,
+    gpu: str | None = None,
+    job_id: str | None = None,
+    detach: bool = False,
+) -> tuple[str, Any]:
     """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code
     (None for a detached job: it starts and ends by itself, nobody waits for it). The caller must
     be connected (``ray_support.connect``)."""
@@ -113,18 +124,42 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
             try:
                 report = ray.get(ref, timeout=timeout)
             except Exception as exc:
-                report["error"] = f"its coordinator did not answer ({type(exc).__name__}); it restarts by itself"
+                report["error"] = (
+                    f"its coordinator did not answer ({type(exc).__name__}); it restarts by itself"
+                )
         alive = bool(node.get("Alive"))
-        lost = [] if alive else sorted((r for r in records.values() if r.get("node_id") == node["NodeID"]),
-                                       key=lambda r: r["job_id"])
-        out.append({**report, "node_id": node["NodeID"], "alive": alive, "lost_jobs": lost,
-                    "address": node.get("NodeManagerAddress"), "gpus": node_sim_gpus(node)})
+        lost = (
+            []
+            if alive
+            else sorted(
+                (r for r in records.values() if r.get("node_id") == node["NodeID"]), key=lambda r: r["job_id"]
+            )
+        )
+        out.append(
+            {
+                **report,
+                "node_id": node["NodeID"],
+                "alive": alive,
+                "lost_jobs": lost,
+                "address": node.get("NodeManagerAddress"),
+                "gpus": node_sim_gpus(node),
+            }
+        )
     # Ray forgets dead nodes after a while; their jobs are still reported lost.
     known = {node["NodeID"] for node in nodes}
     for node_id in sorted({str(r["node_id"]) for r in records.values() if r.get("node_id")} - known):
         lost = sorted((r for r in records.values() if r.get("node_id") == node_id), key=lambda r: r["job_id"])
-        out.append({"node_id": node_id, "alive": False, "lost_jobs": lost, "address": None, "gpus": {},
-                    "jobs": [], "decisions": []})
+        out.append(
+            {
+                "node_id": node_id,
+                "alive": False,
+                "lost_jobs": lost,
+                "address": None,
+                "gpus": {},
+                "jobs": [],
+                "decisions": [],
+            }
+        )
     return out
 
 

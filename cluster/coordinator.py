@@ -57,7 +57,9 @@ def _read_json(path: Path) -> tuple[dict[str, Any], int]:
 class Coordinator:
     """See the module docstring. Wrapped by ``ray.remote`` in ``ensure_coordinator``."""
 
-    def __init__(self, node_id: str, poll_interval: float = 0.25, settings: PolicySettings | None = None) -> None:
+    def __init__(
+        self, node_id: str, poll_interval: float = 0.25, settings: PolicySettings | None = None
+    ) -> None:
         ray = require_ray()
         self.node_id = node_id
         self.poll_interval = poll_interval
@@ -93,13 +95,21 @@ class Coordinator:
                 # same pid would be adopted in its place.
                 spec_path.unlink(missing_ok=True)
                 forget_job(spec["job_id"])
-                self._log(Decision(spec["job_id"], 0, 0, "left: its process exited while its coordinator was down"))
+                self._log(
+                    Decision(spec["job_id"], 0, 0, "left: its process exited while its coordinator was down")
+                )
                 continue
             config, _ = _read_json(spec_path.with_name("config.json"))
             self.jobs[spec["job_id"]] = spec
             info = config.get("gpuConfigInfo", {}).get(SIM_BUS, {})
-            self._log(Decision(spec["job_id"], int(info.get("maxDeviceMem", 0)), int(config.get("perfControl", 100)),
-                               "adopted by a restarted coordinator from its spec and config files"))
+            self._log(
+                Decision(
+                    spec["job_id"],
+                    int(info.get("maxDeviceMem", 0)),
+                    int(config.get("perfControl", 100)),
+                    "adopted by a restarted coordinator from its spec and config files",
+                )
+            )
 
     def _write_config(self, job_id: str, mem: int, perf: int) -> None:
         body = {"gpuConfigInfo": {SIM_BUS: {"maxDeviceMem": int(mem)}}, "perfControl": int(perf)}
@@ -107,8 +117,15 @@ class Coordinator:
 
     def _log(self, d: Decision) -> None:
         logger.info("node %s: %s", self.node_id[:8], d.describe())
-        self.decisions.append({"t": time.time(), "job": d.job_id, "maxDeviceMem": d.mem, "perfControl": d.perf,
-                               "reason": d.reason})
+        self.decisions.append(
+            {
+                "t": time.time(),
+                "job": d.job_id,
+                "maxDeviceMem": d.mem,
+                "perfControl": d.perf,
+                "reason": d.reason,
+            }
+        )
 
     # --- the policy loop -----------------------------------------------------------------------
 
@@ -120,11 +137,22 @@ class Coordinator:
             # so an unchanged file is the job still stepping at the same pace.
             seq = self._polls if status else 0
             gpu: dict[str, Any] = next(iter(status.get("gpuUsageInfo", {}).values()), {}) if status else {}
-            self.status[job_id] = {"miniBatchDuration": status.get("miniBatchDuration"), **gpu} if status else {}
+            self.status[job_id] = (
+                {"miniBatchDuration": status.get("miniBatchDuration"), **gpu} if status else {}
+            )
             step = status.get("miniBatchDuration") if status else None
-            views.append(JobView(job_id, spec["gpu"], spec["priority"], int(spec["gpu_memory"]),
-                                 int(spec["perf"]), float(step) if isinstance(step, (int, float)) and step > 0
-                                 else None, seq, int(gpu.get("hostFallbacks", 0) or 0)))
+            views.append(
+                JobView(
+                    job_id,
+                    spec["gpu"],
+                    spec["priority"],
+                    int(spec["gpu_memory"]),
+                    int(spec["perf"]),
+                    float(step) if isinstance(step, (int, float)) and step > 0 else None,
+                    seq,
+                    int(gpu.get("hostFallbacks", 0) or 0),
+                )
+            )
         return views
 
     def _step(self) -> None:
@@ -213,11 +241,22 @@ class Coordinator:
         jobs = []
         for job_id, spec in self.jobs.items():
             st = self.state.jobs.get(job_id)
-            jobs.append({**spec, "config": {"maxDeviceMem": st.mem, "perfControl": st.perf} if st else {},
-                         "baseline_us": st.baseline_us if st else None, "status": self.status.get(job_id, {}),
-                         "dir": str(self._job_dir(job_id))})
-        return {"node_id": self.node_id, "dir": str(self.dir), "gpus": self.gpus, "jobs": jobs,
-                "decisions": list(self.decisions)}
+            jobs.append(
+                {
+                    **spec,
+                    "config": {"maxDeviceMem": st.mem, "perfControl": st.perf} if st else {},
+                    "baseline_us": st.baseline_us if st else None,
+                    "status": self.status.get(job_id, {}),
+                    "dir": str(self._job_dir(job_id)),
+                }
+            )
+        return {
+            "node_id": self.node_id,
+            "dir": str(self.dir),
+            "gpus": self.gpus,
+            "jobs": jobs,
+            "decisions": list(self.decisions),
+        }
 
 
 def ensure_coordinator(node_id: str, poll_interval: float = 0.25) -> Any:
@@ -228,7 +267,11 @@ def ensure_coordinator(node_id: str, poll_interval: float = 0.25) -> Any:
     from .ray_support import coordinator_name
 
     actor = ray.remote(Coordinator).options(
-        name=coordinator_name(node_id), get_if_exists=True, lifetime="detached", num_cpus=0, max_restarts=-1,
+        name=coordinator_name(node_id),
+        get_if_exists=True,
+        lifetime="detached",
+        num_cpus=0,
+        max_restarts=-1,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
     )
     return actor.remote(node_id, poll_interval)

@@ -103,8 +103,12 @@ def _ms(us: float) -> str:
     return f"{us / 1000:.1f} ms"
 
 
-def decide(capacity: Mapping[str, int], jobs: Sequence[JobView], state: PolicyState,
-           settings: PolicySettings = PolicySettings()) -> tuple[PolicyState, list[Decision]]:
+def decide(
+    capacity: Mapping[str, int],
+    jobs: Sequence[JobView],
+    state: PolicyState,
+    settings: PolicySettings = PolicySettings(),
+) -> tuple[PolicyState, list[Decision]]:
     """The node's new policy state and the config changes to write (one Decision per job whose
     ``maxDeviceMem`` or ``perfControl`` changes, or that is new). ``capacity``: bytes per GPU."""
     new: dict[str, JobState] = {}
@@ -115,8 +119,14 @@ def decide(capacity: Mapping[str, int], jobs: Sequence[JobView], state: PolicySt
     return PolicyState(new), decisions
 
 
-def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySettings,
-                new: dict[str, JobState], out: list[Decision]) -> None:
+def _decide_gpu(
+    cap: int,
+    jobs: list[JobView],
+    state: PolicyState,
+    s: PolicySettings,
+    new: dict[str, JobState],
+    out: list[Decision],
+) -> None:
     guaranteed = [j for j in jobs if j.priority == GUARANTEED]
     opps = [j for j in jobs if j.priority != GUARANTEED]
     g_ids = frozenset(j.job_id for j in guaranteed)
@@ -151,28 +161,42 @@ def _decide_gpu(cap: int, jobs: list[JobView], state: PolicyState, s: PolicySett
             baseline_us = min(st.baseline_us, float(j.step_us))
             st = replace(st, baseline_us=baseline_us)
             if j.step_us > baseline_us * (1 + s.degrade_threshold):
-                degraded.append(f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
-                                f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(baseline_us)}")
+                degraded.append(
+                    f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
+                    f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(baseline_us)}"
+                )
             else:
                 fresh_ok += 1
         if j.host_fallbacks > st.fallbacks:
-            memory_short.append(f"guaranteed job {j.job_id} fell back to host memory "
-                                f"({j.host_fallbacks - st.fallbacks} more times)")
+            memory_short.append(
+                f"guaranteed job {j.job_id} fell back to host memory "
+                f"({j.host_fallbacks - st.fallbacks} more times)"
+            )
         st = replace(st, fallbacks=j.host_fallbacks)
         if old is None or (old.mem, old.perf) != (mem, j.asked_perf):
-            out.append(Decision(j.job_id, mem, j.asked_perf, "guaranteed: gets the memory and perfControl it asks"))
+            out.append(
+                Decision(j.job_id, mem, j.asked_perf, "guaranteed: gets the memory and perfControl it asks")
+            )
         new[j.job_id] = replace(st, mem=mem, perf=j.asked_perf)
     # Opportunistic jobs: what is left, paced by how the guaranteed jobs fare.
     left = max(0, cap - sum(new[g].mem for g in g_ids)) if cap else 0
     share = left // len(opps) if opps else 0
     for j in opps:
         old = state.jobs.get(j.job_id)
-        fair_mem = min(j.asked_mem, share) if guaranteed and cap else (min(j.asked_mem, cap) if cap else j.asked_mem)
+        fair_mem = (
+            min(j.asked_mem, share) if guaranteed and cap else (min(j.asked_mem, cap) if cap else j.asked_mem)
+        )
         if old is None:
-            st = JobState(mem=fair_mem, perf=j.asked_perf if not guaranteed else min(j.asked_perf, s.perf_step),
-                          guaranteed_set=g_ids)
-            reason = ("opportunistic, alone on its GPU: runs as asked" if not guaranteed else
-                      f"opportunistic: gets what guaranteed jobs leave ({left / MiB:.1f} MiB), starts slow")
+            st = JobState(
+                mem=fair_mem,
+                perf=j.asked_perf if not guaranteed else min(j.asked_perf, s.perf_step),
+                guaranteed_set=g_ids,
+            )
+            reason = (
+                "opportunistic, alone on its GPU: runs as asked"
+                if not guaranteed
+                else f"opportunistic: gets what guaranteed jobs leave ({left / MiB:.1f} MiB), starts slow"
+            )
         else:
             st, reason = old, ""
             if old.guaranteed_set != g_ids:
@@ -196,7 +220,7 @@ def _baseline(samples: tuple[float, ...], s: PolicySettings) -> float | None:
     """The step time to hold a guaranteed job to: the median of its last ``baseline_samples``
     once they agree within ``baseline_spread`` (a job's first steps, warming up, are slower);
     after ``4 * baseline_samples`` samples, the fastest of the last ones."""
-    last = sorted(samples[-s.baseline_samples:])
+    last = sorted(samples[-s.baseline_samples :])
     if len(last) < s.baseline_samples:
         return None
     if last[-1] <= last[0] * (1 + s.baseline_spread):
@@ -204,14 +228,23 @@ def _baseline(samples: tuple[float, ...], s: PolicySettings) -> float | None:
     return last[0] if len(samples) >= 4 * s.baseline_samples else None
 
 
-def _pace(st: JobState, j: JobView, learning: list[str], unjudged: list[str], degraded: list[str],
-          memory_short: list[str], fresh_ok: int, s: PolicySettings) -> tuple[JobState, str]:
+def _pace(
+    st: JobState,
+    j: JobView,
+    learning: list[str],
+    unjudged: list[str],
+    degraded: list[str],
+    memory_short: list[str],
+    fresh_ok: int,
+    s: PolicySettings,
+) -> tuple[JobState, str]:
     """The opportunistic job's perfControl (and memory, under pressure) for this poll."""
     if learning:
         if st.perf == 0:
             return st, ""
-        return replace(st, perf=0, calm=0), (f"suspended while the baseline step time of guaranteed job "
-                                             f"{', '.join(learning)} is measured")
+        return replace(st, perf=0, calm=0), (
+            f"suspended while the baseline step time of guaranteed job {', '.join(learning)} is measured"
+        )
     if st.hold > 0 and (degraded or memory_short or fresh_ok):
         # A change shows in the guaranteed job's step-time means only some samples later.
         return replace(st, hold=st.hold - 1), ""
@@ -241,7 +274,10 @@ def _pace(st: JobState, j: JobView, learning: list[str], unjudged: list[str], de
     if perf <= st.perf:
         return replace(st, calm=calm), ""
     verb = "resumed at" if st.perf == 0 else f"raised {st.perf} ->"
-    why = (f"guaranteed jobs within {1 + s.degrade_threshold:.2f} x baseline for {calm} samples" if fresh_ok else
-           f"guaranteed job {', '.join(unjudged)} showed no steady step time in {s.baseline_wait_polls} polls: "
-           "not waiting for it")
+    why = (
+        f"guaranteed jobs within {1 + s.degrade_threshold:.2f} x baseline for {calm} samples"
+        if fresh_ok
+        else f"guaranteed job {', '.join(unjudged)} showed no steady step time in {s.baseline_wait_polls} polls: "
+        "not waiting for it"
+    )
     return replace(st, perf=perf, calm=0, hold=s.settle_polls), f"{verb} {perf}: {why}"

@@ -46,8 +46,11 @@ def loopback_only() -> None:
     this setting (Ray's switch for single-machine clusters, read when ray is imported and by the
     processes it starts) makes it bind and connect on loopback only. Call before importing ray."""
     if "ray" in sys.modules and os.environ.get(SINGLE_MACHINE_ENV) != "0":
-        logger.warning("ray was imported before %s=0 was set: its servers may listen on every interface; "
-                       "set it in the environment first", SINGLE_MACHINE_ENV)
+        logger.warning(
+            "ray was imported before %s=0 was set: its servers may listen on every interface; "
+            "set it in the environment first",
+            SINGLE_MACHINE_ENV,
+        )
     os.environ.setdefault(SINGLE_MACHINE_ENV, "0")
 
 
@@ -61,8 +64,14 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num_cpus: int | None = None,
-            log_to_driver: bool = True) -> Any:
+def connect(
+    address: str | None,
+    *,
+    sim_gpus: int = 0,
+    sim_gpu_mib: int = 0,
+    num_cpus: int | None = None,
+    log_to_driver: bool = True,
+) -> Any:
     """Connect this process to Ray: to ``address`` ("auto": the cluster ``ray start`` left on this
     machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs.
     ``log_to_driver``: print the jobs' output here (Ray's option of that name)."""
@@ -75,8 +84,14 @@ def connect(address: str | None, *, sim_gpus: int = 0, sim_gpu_mib: int = 0, num
         resources = {f"{SIM_GPU_PREFIX}{i}": 1.0 for i in range(sim_gpus)}
         if sim_gpus:
             resources[SIM_GPU_MIB] = float(sim_gpu_mib)
-        ray.init(namespace=NAMESPACE, _node_ip_address="127.0.0.1", include_dashboard=False,
-                 num_cpus=num_cpus, resources=resources, log_to_driver=log_to_driver)
+        ray.init(
+            namespace=NAMESPACE,
+            _node_ip_address="127.0.0.1",
+            include_dashboard=False,
+            num_cpus=num_cpus,
+            resources=resources,
+            log_to_driver=log_to_driver,
+        )
     else:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=log_to_driver)
     return ray
@@ -108,8 +123,11 @@ def node_sim_gpus(node: dict[str, Any]) -> dict[str, int]:
     """A Ray node's simulated GPUs (resource name -> memory in bytes), from ``ray.nodes()``."""
     resources = node.get("Resources", {})
     mib = int(resources.get(SIM_GPU_MIB, 0))
-    return {name: mib << 20 for name in sorted(resources)
-            if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX):].isdigit()}
+    return {
+        name: mib << 20
+        for name in sorted(resources)
+        if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX) :].isdigit()
+    }
 
 
 # --- the cluster's record of where jobs run --------------------------------------------------

@@ -66,7 +66,7 @@ def write_file_atomic(path: str | os.PathLike[str], data: bytes | str, *, sync_d
         try:
             view = memoryview(payload)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -91,7 +91,9 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-async def write_file_atomic_async(path: str | os.PathLike[str], data: bytes | str, *, sync_dir: bool = False) -> None:
+async def write_file_atomic_async(
+    path: str | os.PathLike[str], data: bytes | str, *, sync_dir: bool = False
+) -> None:
     """``write_file_atomic`` in a worker thread, so the event loop never waits on the disk.
 
     If the caller is cancelled, the write already handed to the thread still finishes (a

@@ -69,7 +69,8 @@ class ConfigProto:
             else:
                 logger.warning(
                     "per_process_gpu_memory_fraction=%s is not applied (the device size is known only once "
-                    "devices start); set SessionConfig.gpu_memory_limit in bytes instead", fraction,
+                    "devices start); set SessionConfig.gpu_memory_limit in bytes instead",
+                    fraction,
                 )
         if self.gpu_options.visible_device_list:
             logger.warning(

@@ -15,7 +15,12 @@ from typing import BinaryIO
 __all__ = ["create_new_file"]
 
 _FLAGS = (
-    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | os.O_APPEND
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
 )
 
 

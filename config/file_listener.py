@@ -75,6 +75,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True, eq=False)
 class _Tick:
     owner: FileListener
@@ -228,8 +229,10 @@ class FileListener(Actor):
         try:
             await self._poll()
         except Exception:
-            logger.exception("config listener %s: unexpected error while polling; the last good "
-                             "config stays in force", self.path)
+            logger.exception(
+                "config listener %s: unexpected error while polling; the last good config stays in force",
+                self.path,
+            )
 
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
@@ -279,7 +282,9 @@ class FileListener(Actor):
                 # Probably caught mid-write by a writer that does not rename: look again next poll.
                 self._counts["incomplete"] += 1
                 self._sig = None
-                logger.debug("config listener %s: content ends early, waiting for the writer: %s", self.path, exc)
+                logger.debug(
+                    "config listener %s: content ends early, waiting for the writer: %s", self.path, exc
+                )
                 return
             self._reject(sig, digest, exc)
             return
@@ -290,8 +295,11 @@ class FileListener(Actor):
         self._seen_hash = digest
         self._incomplete = None
         if self._snapshot is not None and digest == self._snapshot.content_hash:
-            logger.info("config listener %s: content is back to the config in force (v%d); nothing to apply",
-                        self.path, self._snapshot.version)
+            logger.info(
+                "config listener %s: content is back to the config in force (v%d); nothing to apply",
+                self.path,
+                self._snapshot.version,
+            )
             self._counts["unchanged"] += 1
             return
         self._publish(config, digest, sig)
@@ -339,8 +347,13 @@ class FileListener(Actor):
         self._snapshot = snapshot
         self._counts["applied"] += 1
         limits = ", ".join(f"{k}={v}" for k, v in config.gpu_limits.items()) or "none"
-        logger.info("resource config %s v%d: perfControl=%s, maxDeviceMem: %s", self.path, snapshot.version,
-                    "unchanged" if config.perf_control is None else config.perf_control, limits)
+        logger.info(
+            "resource config %s v%d: perfControl=%s, maxDeviceMem: %s",
+            self.path,
+            snapshot.version,
+            "unchanged" if config.perf_control is None else config.perf_control,
+            limits,
+        )
         for warning in config.warnings:
             logger.warning("resource config: %s", warning)
         alive: list[Subscriber] = []
@@ -370,8 +383,11 @@ class FileListener(Actor):
                 task.add_done_callback(lambda t: self._callback_done(t, callback))
         except Exception:
             self._counts["callback_errors"] += 1
-            logger.exception("config listener %s: subscriber %s raised; other deliveries continue",
-                             self.path, _name(callback))
+            logger.exception(
+                "config listener %s: subscriber %s raised; other deliveries continue",
+                self.path,
+                _name(callback),
+            )
 
     def _callback_done(self, task: asyncio.Task[Any], callback: Callback) -> None:
         if task.cancelled():
@@ -379,8 +395,12 @@ class FileListener(Actor):
         exc = task.exception()
         if exc is not None:
             self._counts["callback_errors"] += 1
-            logger.error("config listener %s: async subscriber %s raised; other deliveries continue",
-                         self.path, _name(callback), exc_info=exc)
+            logger.error(
+                "config listener %s: async subscriber %s raised; other deliveries continue",
+                self.path,
+                _name(callback),
+                exc_info=exc,
+            )
 
     # -- file states -----------------------------------------------------------------------------
 
@@ -393,16 +413,22 @@ class FileListener(Actor):
             if self._snapshot is None:
                 logger.info("config listener %s: the file does not exist (yet); waiting for it", self.path)
             else:
-                logger.warning("config listener %s: the file is gone; keeping the config in force (v%d)",
-                               self.path, self._snapshot.version)
+                logger.warning(
+                    "config listener %s: the file is gone; keeping the config in force (v%d)",
+                    self.path,
+                    self._snapshot.version,
+                )
             self._problem = "missing"
 
     def _on_unusable(self, why: str) -> None:
         self._counts["read_errors"] += 1
         self._sig = None  # e.g. a chmod fixes it without changing mtime: look again next poll
         if self._problem != why:
-            keep = (f"keeping the config in force (v{self._snapshot.version})" if self._snapshot is not None
-                    else "no config applied yet")
+            keep = (
+                f"keeping the config in force (v{self._snapshot.version})"
+                if self._snapshot is not None
+                else "no config applied yet"
+            )
             logger.warning("config listener %s: the file %s; %s", self.path, why, keep)
             self._problem = why
 

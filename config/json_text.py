@@ -60,8 +60,9 @@ def load_json(text: str, source: str, **options: Any) -> Any:
     except RecursionError:  # unreachable after the depth check, whatever the decoder's limit
         raise ConfigError(f"{source}: the JSON is nested too deeply; remove the extra nesting") from None
     except ValueError as exc:  # a number longer than Python converts (sys.get_int_max_str_digits)
-        raise ConfigError(f"{source}: a number in the JSON is too long to read ({exc}); write it with "
-                          f"fewer digits") from None
+        raise ConfigError(
+            f"{source}: a number in the JSON is too long to read ({exc}); write it with fewer digits"
+        ) from None
 
 
 class KeyLocator:

@@ -123,8 +123,8 @@ def normalize_gpu_key(key: str) -> str:
             pass
     shown = json.dumps(key) if isinstance(key, str) else repr(key)
     raise ValueError(
-        f"{shown} names no GPU: use the PCI bus id without the domain (\"00:04.0\"), with it "
-        f"(\"0000:00:04.0\"), or the device index (\"gpu:0\")"
+        f'{shown} names no GPU: use the PCI bus id without the domain ("00:04.0"), with it '
+        f'("0000:00:04.0"), or the device index ("gpu:0")'
     )
 
 
@@ -243,7 +243,7 @@ class _Parser:
         if not self.text.strip():
             raise IncompleteConfigError(
                 f"{self.source}:1:1: the file is empty (still being written?); "
-                f"write a JSON object such as {{\"perfControl\": 100}}"
+                f'write a JSON object such as {{"perfControl": 100}}'
             )
         try:
             return load_json(self.text, self.source, object_pairs_hook=pairs, parse_constant=constant)
@@ -262,14 +262,16 @@ class _Parser:
         if not isinstance(obj, dict):
             raise ConfigError(
                 f"{self.source}: the top level is {_describe(obj)}, not a JSON object; write "
-                f"{{\"gpuConfigInfo\": {{\"00:04.0\": {{\"maxDeviceMem\": <bytes>}}}}, \"perfControl\": <0..100>}}"
+                f'{{"gpuConfigInfo": {{"00:04.0": {{"maxDeviceMem": <bytes>}}}}, "perfControl": <0..100>}}'
             )
         for key in obj:
             if key not in _KNOWN_TOP:
-                self.unknown_key((key,), f"unknown key {json.dumps(key)} ignored (known keys: {', '.join(_KNOWN_TOP)})")
+                self.unknown_key(
+                    (key,), f"unknown key {json.dumps(key)} ignored (known keys: {', '.join(_KNOWN_TOP)})"
+                )
         name = obj.get("name")
         if name is not None and not isinstance(name, str):
-            self.warnings.append(f"{self.source}: \"name\" is {_describe(name)}, not a string; ignored")
+            self.warnings.append(f'{self.source}: "name" is {_describe(name)}, not a string; ignored')
             name = None
         limits = self.gpu_limits(obj)
         perf = self.perf_control(obj)
@@ -293,7 +295,7 @@ class _Parser:
             raise self.error(
                 ("gpuConfigInfo",),
                 f"gpuConfigInfo is {_describe(info)}; it must be an object mapping GPU bus ids to "
-                f"settings, e.g. {{\"00:04.0\": {{\"maxDeviceMem\": 2147483648}}}}",
+                f'settings, e.g. {{"00:04.0": {{"maxDeviceMem": 2147483648}}}}',
             )
         limits: dict[str, int] = {}
         origin: dict[str, str] = {}
@@ -313,7 +315,7 @@ class _Parser:
                 raise self.error(
                     path,
                     f"gpuConfigInfo[{json.dumps(key)}] is {_describe(entry)}; it must be an object such as "
-                    f"{{\"maxDeviceMem\": 2147483648}}",
+                    f'{{"maxDeviceMem": 2147483648}}',
                 )
             for sub in entry:
                 if sub not in _KNOWN_GPU:
@@ -342,7 +344,9 @@ class _Parser:
                 path, f"{where} is {value!r}, not an integer; give a whole number of bytes{hint}"
             )
         if value < 0:
-            raise self.error(path, f"{where} is {value}; a memory limit cannot be negative (use 0 or more bytes)")
+            raise self.error(
+                path, f"{where} is {value}; a memory limit cannot be negative (use 0 or more bytes)"
+            )
         if value > _UINT64_MAX:
             raise self.error(path, f"{where} is {value}; that is more than 2**64-1 bytes")
         return int(value)
@@ -386,4 +390,3 @@ def parse_resource_config_bytes(data: bytes, source: str = "<config>") -> Resour
             f"{source}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8 JSON"
         ) from None
     return parse_resource_config(text, source)
-

@@ -37,7 +37,9 @@ def _env_str(name: str) -> Callable[[], object]:
 
 #: MXNet's MXNET_ENGINE_TYPE names, accepted as aliases of the engine kinds.
 ENGINE_ALIASES = {
-    "NaiveEngine": "naive", "ThreadedEngine": "pooled", "ThreadedEnginePooled": "pooled",
+    "NaiveEngine": "naive",
+    "ThreadedEngine": "pooled",
+    "ThreadedEnginePooled": "pooled",
     "ThreadedEnginePerDevice": "per_device",
 }
 
@@ -174,21 +176,37 @@ class SessionConfig:
 
     def validate(self) -> None:
         if not isinstance(self.inter_op_threads, int) or self.inter_op_threads < 1:
-            raise ConfigError(f"SessionConfig.inter_op_threads must be an integer >= 1, got {self.inter_op_threads!r}")
-        if self.intra_op_threads is not None and (not isinstance(self.intra_op_threads, int) or self.intra_op_threads < 1):
-            raise ConfigError(f"SessionConfig.intra_op_threads must be None or an integer >= 1, got {self.intra_op_threads!r}")
+            raise ConfigError(
+                f"SessionConfig.inter_op_threads must be an integer >= 1, got {self.inter_op_threads!r}"
+            )
+        if self.intra_op_threads is not None and (
+            not isinstance(self.intra_op_threads, int) or self.intra_op_threads < 1
+        ):
+            raise ConfigError(
+                f"SessionConfig.intra_op_threads must be None or an integer >= 1, got {self.intra_op_threads!r}"
+            )
         if self.engine not in ("per_device", "pooled", "naive"):
             self.engine = _engine_name(self.engine)
         if self.gpu_backend not in ("auto", "cuda", "sim"):
-            raise ConfigError(f"SessionConfig.gpu_backend must be 'auto', 'cuda' or 'sim', got {self.gpu_backend!r}")
+            raise ConfigError(
+                f"SessionConfig.gpu_backend must be 'auto', 'cuda' or 'sim', got {self.gpu_backend!r}"
+            )
         for name in ("sim_gpu_count",):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
-                raise ConfigError(f"SessionConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
+                raise ConfigError(
+                    f"SessionConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}"
+                )
         for name in ("sim_gpu_memory", "gpu_compute_streams", "gpu_copy_streams", "cpu_priority_threads"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ConfigError(f"SessionConfig.{name} must be an integer >= 1, got {getattr(self, name)!r}")
-        if self.gpu_memory_limit is not None and (not isinstance(self.gpu_memory_limit, int) or self.gpu_memory_limit < 0):
-            raise ConfigError(f"SessionConfig.gpu_memory_limit must be None or bytes >= 0, got {self.gpu_memory_limit!r}")
+                raise ConfigError(
+                    f"SessionConfig.{name} must be an integer >= 1, got {getattr(self, name)!r}"
+                )
+        if self.gpu_memory_limit is not None and (
+            not isinstance(self.gpu_memory_limit, int) or self.gpu_memory_limit < 0
+        ):
+            raise ConfigError(
+                f"SessionConfig.gpu_memory_limit must be None or bytes >= 0, got {self.gpu_memory_limit!r}"
+            )
         if not isinstance(self.host_mem_limit, int) or self.host_mem_limit < 0:
             raise ConfigError(f"SessionConfig.host_mem_limit must be bytes >= 0, got {self.host_mem_limit!r}")
         for name in ("config_poll_interval", "statistics_interval"):
@@ -201,7 +219,9 @@ class SessionConfig:
                 f"got {self.memory_optimizer!r}"
             )
         if not isinstance(self.inline_threshold, int) or self.inline_threshold < 0:
-            raise ConfigError(f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}")
+            raise ConfigError(
+                f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}"
+            )
 
 
 def _record_explicit(init: Callable[..., None]) -> Callable[..., None]:

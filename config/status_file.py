@@ -67,8 +67,12 @@ GPU_USAGE_FIELDS: tuple[str, ...] = (
 
 SWAP_REASONS: tuple[str, ...] = ("", "OOM", "FRAGMENT")
 
-OPTIONAL_GPU_FIELDS: tuple[str, ...] = ("deviceMemLimit", "deviceMemLimitAsked", "deviceMemLimitReason",
-                                        "hostFallbacks")
+OPTIONAL_GPU_FIELDS: tuple[str, ...] = (
+    "deviceMemLimit",
+    "deviceMemLimitAsked",
+    "deviceMemLimitReason",
+    "hostFallbacks",
+)
 """Fields antcolony adds after AntMan's when it knows them: the memory limit in force and the one
 the config asked for (bytes), why the asked limit is not reached yet (text, "" when it is), and
 the number of allocations placed in host memory since the job started."""
@@ -114,11 +118,15 @@ def _gpu_fields(fields: Mapping[str, Any], where: str, *, allow_extra: bool) -> 
         raise ConfigError(f"{where} is {type(fields).__name__}; it must be a mapping of the status fields")
     missing = [f for f in GPU_USAGE_FIELDS if f not in fields]
     if missing:
-        raise ConfigError(f"{where} lacks {', '.join(missing)}; every GPU needs all of {', '.join(GPU_USAGE_FIELDS)}")
+        raise ConfigError(
+            f"{where} lacks {', '.join(missing)}; every GPU needs all of {', '.join(GPU_USAGE_FIELDS)}"
+        )
     extra = [f for f in fields if f not in GPU_USAGE_FIELDS and f not in OPTIONAL_GPU_FIELDS]
     if extra and not allow_extra:
-        raise ConfigError(f"{where} has unknown fields {', '.join(map(str, extra))}; the schema is exactly "
-                          f"{', '.join(GPU_USAGE_FIELDS)}")
+        raise ConfigError(
+            f"{where} has unknown fields {', '.join(map(str, extra))}; the schema is exactly "
+            f"{', '.join(GPU_USAGE_FIELDS)}"
+        )
     out: dict[str, Any] = {}
     for name in _BYTE_FIELDS:
         out[name] = _integer(fields[name], f"{where}.{name}", 0)
@@ -230,7 +238,9 @@ def _decode(data: bytes, path: str | os.PathLike[str]) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{os.fspath(path)}: byte {exc.start} is not UTF-8; a status file is UTF-8 JSON") from None
+        raise ConfigError(
+            f"{os.fspath(path)}: byte {exc.start} is not UTF-8; a status file is UTF-8 JSON"
+        ) from None
 
 
 # -- atomic write ----------------------------------------------------------------------------------

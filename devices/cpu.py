@@ -43,8 +43,14 @@ class CpuWorker(Actor):
             pool.submit((pool, msg), msg.priority)
         elif type(msg) is GetWorkerStatistics:
             pools = (self.pool, self.priority_pool)
-            return WorkerStatistics("/device:CPU:0", sum(p.queued for p in pools), sum(p.running for p in pools),
-                                    self.completed, False, self.ref.mailbox_size)
+            return WorkerStatistics(
+                "/device:CPU:0",
+                sum(p.queued for p in pools),
+                sum(p.running for p in pools),
+                self.completed,
+                False,
+                self.ref.mailbox_size,
+            )
         return None
 
     def _execute(self, job: tuple[PriorityPool, Launch]) -> None:

@@ -68,23 +68,34 @@ class DeviceSet:
         self.runtime = runtime
         self.settings = settings
         self._blas_limit = _limit_blas(settings.intra_op_threads)
-        self.backend: GpuBackend = select_backend(settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory)
+        self.backend: GpuBackend = select_backend(
+            settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory
+        )
         self.cpu_worker = runtime.spawn(
             CpuWorker, settings.inter_op_threads, settings.cpu_priority_threads, name="worker:/cpu:0"
         )
         self.gpu_workers = [
             runtime.spawn(
-                GpuWorker, self.backend, i, settings.gpu_compute_streams, settings.gpu_copy_streams,
+                GpuWorker,
+                self.backend,
+                i,
+                settings.gpu_compute_streams,
+                settings.gpu_copy_streams,
                 name=f"worker:/gpu:{i}",
             )
             for i in range(self.backend.device_count())
         ]
         # The engine's pools follow the session's settings, not a second reading of the environment.
-        self.engine = runtime.extension(ENGINE_KEY, lambda rt: create_engine(
-            settings.engine, gpu_worker_nthreads=settings.gpu_compute_streams,
-            gpu_copy_nthreads=settings.gpu_copy_streams, cpu_worker_nthreads=settings.inter_op_threads,
-            cpu_priority_nthreads=settings.cpu_priority_threads,
-        ))
+        self.engine = runtime.extension(
+            ENGINE_KEY,
+            lambda rt: create_engine(
+                settings.engine,
+                gpu_worker_nthreads=settings.gpu_compute_streams,
+                gpu_copy_nthreads=settings.gpu_copy_streams,
+                cpu_worker_nthreads=settings.inter_op_threads,
+                cpu_priority_nthreads=settings.cpu_priority_threads,
+            ),
+        )
         self._memories: dict[int, DeviceMemory] = {}
         self.devices = [DeviceInfo(QUALIFIER + HOST, "CPU", 0)] + [
             DeviceInfo(f"{QUALIFIER}/device:GPU:{info.index}", "GPU", info.total_memory, info.bus_id)
@@ -107,9 +118,16 @@ class DeviceSet:
         backend, s = self.backend, self.settings
         info = backend.info(index)
         return DeviceMemory(
-            f"/gpu:{index}", info.total_memory, s.gpu_memory_limit, s.allow_growth, s.vmem, s.host_mem_limit,
-            backend.device_sub_allocator(index), backend.host_sub_allocator(index, s.host_mem_limit),
-            not backend.charges_on_allocation, backend.allocation_context(index),
+            f"/gpu:{index}",
+            info.total_memory,
+            s.gpu_memory_limit,
+            s.allow_growth,
+            s.vmem,
+            s.host_mem_limit,
+            backend.device_sub_allocator(index),
+            backend.host_sub_allocator(index, s.host_mem_limit),
+            not backend.charges_on_allocation,
+            backend.allocation_context(index),
         )
 
     def check_settings(self, settings: DeviceSettings) -> None:
@@ -118,11 +136,13 @@ class DeviceSet:
             return
         diffs = [
             f"{f.name}={getattr(settings, f.name)!r} (in force: {getattr(self.settings, f.name)!r})"
-            for f in dataclasses.fields(settings) if getattr(settings, f.name) != getattr(self.settings, f.name)
+            for f in dataclasses.fields(settings)
+            if getattr(settings, f.name) != getattr(self.settings, f.name)
         ]
         raise ConfigError(
             "SessionConfig device settings differ from those of the first session on this event loop: "
-            + ", ".join(diffs) + ". Devices, thread pools and GPU memory belong to the process (its Runtime); "
+            + ", ".join(diffs)
+            + ". Devices, thread pools and GPU memory belong to the process (its Runtime); "
             "give every session the same settings, or run the job in its own process"
         )
 
@@ -154,7 +174,10 @@ class DeviceSet:
         """The index of a GPU named ``/device:GPU:0``, ``/gpu:0`` or by its PCI bus id."""
         resolved = self.resolve(device) if device.startswith("/") else self.by_bus_id(device)
         if resolved is None or resolved == HOST:
-            gpus = ", ".join(f"/gpu:{i} ({info.bus_id})" for i, info in enumerate(self.backend.infos())) or "none"
+            gpus = (
+                ", ".join(f"/gpu:{i} ({info.bus_id})" for i, info in enumerate(self.backend.infos()))
+                or "none"
+            )
             raise ValueError(f"{device!r} is not a GPU of this runtime; GPUs: {gpus}")
         return self.gpu_index(resolved)
 

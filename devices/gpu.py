@@ -74,8 +74,14 @@ class GpuWorker(Actor):
             queued = len(self.queues["compute"]) + len(self.queues["copy"])
             idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
             in_flight = len(self.streams) * LAUNCH_DEPTH - idle
-            return WorkerStatistics(f"/device:GPU:{self.index}", queued, in_flight, self.completed,
-                                    self._wake is not None, self.ref.mailbox_size)
+            return WorkerStatistics(
+                f"/device:GPU:{self.index}",
+                queued,
+                in_flight,
+                self.completed,
+                self._wake is not None,
+                self.ref.mailbox_size,
+            )
         return None
 
     def _dispatch(self, kind: str) -> None:
@@ -88,8 +94,15 @@ class GpuWorker(Actor):
             stream = free.pop(0)
             label = f"/gpu:{self.index}/{stream.label}"
 
-            def on_done(result: Any, error: BaseException | None, start: float, end: float,
-                        launch: Launch = launch, stream: Stream = stream, label: str = label) -> None:
+            def on_done(
+                result: Any,
+                error: BaseException | None,
+                start: float,
+                end: float,
+                launch: Launch = launch,
+                stream: Stream = stream,
+                label: str = label,
+            ) -> None:
                 launch.reply_to.tell(KernelDone(launch.step, result, error, start, end, label))
                 self.completed += 1
                 self.free[kind].append(stream)
@@ -135,4 +148,3 @@ class GpuWorker(Actor):
             self._wake.cancel()
         for stream in self.streams:
             stream.close()
-

@@ -17,7 +17,9 @@ class Launch:
 
     __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind")
 
-    def __init__(self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute") -> None:
+    def __init__(
+        self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute"
+    ) -> None:
         self.step = step
         self.compute = compute
         self.inputs = inputs
@@ -32,7 +34,9 @@ class KernelDone:
 
     __slots__ = ("step", "outputs", "error", "start", "end", "worker")
 
-    def __init__(self, step: Any, outputs: Any, error: BaseException | None, start: float, end: float, worker: str) -> None:
+    def __init__(
+        self, step: Any, outputs: Any, error: BaseException | None, start: float, end: float, worker: str
+    ) -> None:
         self.step = step
         self.outputs = outputs
         self.error = error

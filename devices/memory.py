@@ -34,8 +34,16 @@ class DeviceMemory:
     """The allocator stack of one GPU: BFC (device) -> VMem (host fallback) + adjustable limit."""
 
     def __init__(
-        self, name: str, capacity: int, limit: int | None, allow_growth: bool, vmem: bool, host_limit: int,
-        device_sub_allocator: Any = None, host_sub_allocator: Any = None, charge_values: bool = True,
+        self,
+        name: str,
+        capacity: int,
+        limit: int | None,
+        allow_growth: bool,
+        vmem: bool,
+        host_limit: int,
+        device_sub_allocator: Any = None,
+        host_sub_allocator: Any = None,
+        charge_values: bool = True,
         allocation_context: Any = None,
     ) -> None:
         self.name = name

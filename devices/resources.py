@@ -24,7 +24,8 @@ class VarRef:
             return self.store.values[self.name]
         except KeyError:
             raise FailedPreconditionError(
-                None, self.op,
+                None,
+                self.op,
                 f"Attempting to use uninitialized value {self.name}; run ac.global_variables_initializer() "
                 "(or the variable's initializer) first",
             ) from None

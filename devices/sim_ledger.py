@@ -125,8 +125,12 @@ class SimGpuLedger:
         None when granted, else the bytes the device has in use (for the error message)."""
         with self._locked() as holders:
             for key in [k for k in holders if k != holder and not _alive(k)]:
-                logger.info("simulated GPU %s: reclaiming %d bytes of exited process %s",
-                            self.bus_id, holders.pop(key), key.split(":", 1)[0])
+                logger.info(
+                    "simulated GPU %s: reclaiming %d bytes of exited process %s",
+                    self.bus_id,
+                    holders.pop(key),
+                    key.split(":", 1)[0],
+                )
             used = sum(holders.values())
             if used + nbytes > self.capacity:
                 return used

@@ -24,7 +24,9 @@ class PriorityPool:
     calls ``release``. Threads are created on first use.
     """
 
-    def __init__(self, name: str, nthreads: int, run: Callable[[Any], None], limit: int | None = None) -> None:
+    def __init__(
+        self, name: str, nthreads: int, run: Callable[[Any], None], limit: int | None = None
+    ) -> None:
         self.name = name
         self.nthreads = nthreads
         self.limit = limit if limit is not None else nthreads
@@ -55,7 +57,9 @@ class PriorityPool:
         while self._queue and self.running < self.limit:
             _, _, item = heapq.heappop(self._queue)
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(self.nthreads, thread_name_prefix=f"antcolony-{self.name}")
+                self._executor = ThreadPoolExecutor(
+                    self.nthreads, thread_name_prefix=f"antcolony-{self.name}"
+                )
             self.running += 1
             self._executor.submit(self._run, item)
 

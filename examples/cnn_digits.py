@@ -39,14 +39,17 @@ def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--logdir", default=None, help="where event files go (default: a temporary directory)")
+    parser.add_argument(
+        "--logdir", default=None, help="where event files go (default: a temporary directory)"
+    )
     args = parser.parse_args(argv)
     logdir = args.logdir or tempfile.mkdtemp(prefix="cnn_digits_")
 
     digits = load_digits()
     images = (digits.data / 16.0).astype(np.float32)
     x_train, x_test, y_train, y_test = train_test_split(
-        images, digits.target.astype(np.int64), test_size=0.25, random_state=0)
+        images, digits.target.astype(np.int64), test_size=0.25, random_state=0
+    )
 
     tf.set_random_seed(0)
     x = tf.placeholder(tf.float32, [None, 64], name="x")

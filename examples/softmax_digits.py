@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--model-dir", default=None, help="where checkpoints go (default: a temporary directory)")
+    parser.add_argument(
+        "--model-dir", default=None, help="where checkpoints go (default: a temporary directory)"
+    )
     args = parser.parse_args(argv)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="softmax_digits_")
 

@@ -46,7 +46,9 @@ def encode_attr_value(value: Any) -> Any:
         if not all(isinstance(k, str) for k in value):
             raise TypeError("dict attr values need str keys")
         return {"dict": {k: encode_attr_value(v) for k, v in value.items()}}
-    raise TypeError(f"values of type {type(value).__module__}.{type(value).__qualname__} cannot be serialised")
+    raise TypeError(
+        f"values of type {type(value).__module__}.{type(value).__qualname__} cannot be serialised"
+    )
 
 
 def decode_attr_value(obj: Any) -> Any:

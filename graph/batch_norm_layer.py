@@ -25,11 +25,24 @@ _ZEROS, _ONES = I.Zeros(), I.Ones()
 
 
 def batch_normalization(
-    inputs: Any, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
-    scale: bool = True, beta_initializer: Any = _ZEROS, gamma_initializer: Any = _ONES,
-    moving_mean_initializer: Any = _ZEROS, moving_variance_initializer: Any = _ONES,
-    beta_regularizer: Any = None, gamma_regularizer: Any = None, training: Any = False, trainable: bool = True,
-    name: str | None = None, reuse: Any = None, renorm: bool = False, fused: bool | None = None,
+    inputs: Any,
+    axis: int = -1,
+    momentum: float = 0.99,
+    epsilon: float = 1e-3,
+    center: bool = True,
+    scale: bool = True,
+    beta_initializer: Any = _ZEROS,
+    gamma_initializer: Any = _ONES,
+    moving_mean_initializer: Any = _ZEROS,
+    moving_variance_initializer: Any = _ONES,
+    beta_regularizer: Any = None,
+    gamma_regularizer: Any = None,
+    training: Any = False,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
+    renorm: bool = False,
+    fused: bool | None = None,
     virtual_batch_size: int | None = None,
 ) -> Tensor:
     """Batch normalisation over every axis but ``axis``; ``training`` is a bool or a bool tensor."""
@@ -49,9 +62,16 @@ def batch_normalization(
         raise GraphError(f"batch_normalization needs floating-point inputs, but {x.name} is {x.dtype.name}")
     reduce_axes = [i for i in range(rank) if i != axis]
     with variable_scope(name, default_name="batch_normalization", values=[x], reuse=reuse):
+
         def param(var_name: str, init: Any, regularizer: Any = None, train: bool = False) -> Variable:
-            return get_variable(var_name, [channels], dtype=x.dtype, initializer=I.get(init),
-                                regularizer=regularizer, trainable=train)
+            return get_variable(
+                var_name,
+                [channels],
+                dtype=x.dtype,
+                initializer=I.get(init),
+                regularizer=regularizer,
+                trainable=train,
+            )
 
         gamma = param("gamma", gamma_initializer, gamma_regularizer, trainable) if scale else None
         beta = param("beta", beta_initializer, beta_regularizer, trainable) if center else None
@@ -71,7 +91,11 @@ def batch_normalization(
 
 
 def _statistics(
-    x: Tensor, reduce_axes: list[int], training: Any, momentum: float, moving_mean: Variable,
+    x: Tensor,
+    reduce_axes: list[int],
+    training: Any,
+    momentum: float,
+    moving_mean: Variable,
     moving_variance: Variable,
 ) -> tuple[Tensor, Tensor]:
     if not _is_symbolic(training):
@@ -89,7 +113,11 @@ def _statistics(
     # Updates that change the moving averages only when the flag is fed True.
     _add_updates(
         cond(flag, lambda: _update(moving_mean, batch_mean, momentum), lambda: identity(moving_mean)),
-        cond(flag, lambda: _update(moving_variance, batch_variance, momentum), lambda: identity(moving_variance)),
+        cond(
+            flag,
+            lambda: _update(moving_variance, batch_variance, momentum),
+            lambda: identity(moving_variance),
+        ),
     )
     return mean, variance
 

@@ -40,11 +40,23 @@ def _two(value: Any) -> tuple[int, int]:
 
 
 def conv2d(
-    inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
-    data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Callable[[Tensor], Tensor] | None = None,
-    use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = _ZEROS,
-    kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None,
-    trainable: bool = True, name: str | None = None, reuse: Any = None,
+    inputs: Any,
+    filters: int,
+    kernel_size: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: str = "channels_last",
+    dilation_rate: Any = (1, 1),
+    activation: Callable[[Tensor], Tensor] | None = None,
+    use_bias: bool = True,
+    kernel_initializer: Any = None,
+    bias_initializer: Any = _ZEROS,
+    kernel_regularizer: Any = None,
+    bias_regularizer: Any = None,
+    activity_regularizer: Any = None,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
 ) -> Tensor:
     """``activation(conv2d(inputs, kernel) + bias)`` with a new (or reused) kernel and bias."""
     fmt = _format(data_format)
@@ -56,14 +68,26 @@ def conv2d(
         raise GraphError(f"conv2d layer: the channel dimension of {x.name} ({x.shape}) must be known")
     kh, kw = _two(kernel_size)
     with variable_scope(name, default_name="conv2d", values=[x], reuse=reuse):
-        kernel = get_variable("kernel", [kh, kw, int(channels), int(filters)], dtype=x.dtype,
-                              initializer=I.get(kernel_initializer), regularizer=kernel_regularizer, trainable=trainable)
+        kernel = get_variable(
+            "kernel",
+            [kh, kw, int(channels), int(filters)],
+            dtype=x.dtype,
+            initializer=I.get(kernel_initializer),
+            regularizer=kernel_regularizer,
+            trainable=trainable,
+        )
         sh, sw = _two(strides)
         dh, dw = _two(dilation_rate)
         out = nn_conv2d(x, kernel, [1, sh, sw, 1], padding.upper(), data_format=fmt, dilations=[1, dh, dw, 1])
         if use_bias:
-            bias = get_variable("bias", [int(filters)], dtype=x.dtype, initializer=I.get(bias_initializer),
-                                regularizer=bias_regularizer, trainable=trainable)
+            bias = get_variable(
+                "bias",
+                [int(filters)],
+                dtype=x.dtype,
+                initializer=I.get(bias_initializer),
+                regularizer=bias_regularizer,
+                trainable=trainable,
+            )
             out = bias_add(out, bias, data_format=fmt)
         if activation is not None:
             out = activation(out)
@@ -75,20 +99,40 @@ def conv2d(
 
 
 def max_pooling2d(
-    inputs: Any, pool_size: Any, strides: Any, padding: str = "valid", data_format: str = "channels_last",
+    inputs: Any,
+    pool_size: Any,
+    strides: Any,
+    padding: str = "valid",
+    data_format: str = "channels_last",
     name: str | None = None,
 ) -> Tensor:
     ph, pw = _two(pool_size)
     sh, sw = _two(strides)
-    return max_pool(inputs, [1, ph, pw, 1], [1, sh, sw, 1], padding.upper(), _format(data_format),
-                    name=name or "max_pooling2d")
+    return max_pool(
+        inputs,
+        [1, ph, pw, 1],
+        [1, sh, sw, 1],
+        padding.upper(),
+        _format(data_format),
+        name=name or "max_pooling2d",
+    )
 
 
 def average_pooling2d(
-    inputs: Any, pool_size: Any, strides: Any, padding: str = "valid", data_format: str = "channels_last",
+    inputs: Any,
+    pool_size: Any,
+    strides: Any,
+    padding: str = "valid",
+    data_format: str = "channels_last",
     name: str | None = None,
 ) -> Tensor:
     ph, pw = _two(pool_size)
     sh, sw = _two(strides)
-    return avg_pool(inputs, [1, ph, pw, 1], [1, sh, sw, 1], padding.upper(), _format(data_format),
-                    name=name or "average_pooling2d")
+    return avg_pool(
+        inputs,
+        [1, ph, pw, 1],
+        [1, sh, sw, 1],
+        padding.upper(),
+        _format(data_format),
+        name=name or "average_pooling2d",
+    )

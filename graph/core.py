@@ -89,13 +89,29 @@ class Operation:
     """A node of the graph: an op type, inputs, control inputs, attributes and a device."""
 
     __slots__ = (
-        "name", "type", "inputs", "control_inputs", "outputs", "attrs", "device",
-        "graph", "_id", "_consumers", "op_def", "__weakref__",
+        "name",
+        "type",
+        "inputs",
+        "control_inputs",
+        "outputs",
+        "attrs",
+        "device",
+        "graph",
+        "_id",
+        "_consumers",
+        "op_def",
+        "__weakref__",
     )
 
     def __init__(
-        self, graph: Graph, op_def: OpDef, name: str, inputs: Sequence[Tensor],
-        control_inputs: Sequence[Operation], attrs: dict[str, Any], device: str,
+        self,
+        graph: Graph,
+        op_def: OpDef,
+        name: str,
+        inputs: Sequence[Tensor],
+        control_inputs: Sequence[Operation],
+        attrs: dict[str, Any],
+        device: str,
     ) -> None:
         self.graph = graph
         self.op_def = op_def
@@ -129,8 +145,12 @@ class Operation:
         if tensor.graph is not self.graph:
             raise GraphError(f"{tensor.name} belongs to another graph than {self.name}")
         old = self.inputs[index]
-        self.inputs = (*self.inputs[:index], tensor, *self.inputs[index + 1:])
-        if old.op is not tensor.op and not any(t.op is old.op for t in self.inputs) and old.op not in self.control_inputs:
+        self.inputs = (*self.inputs[:index], tensor, *self.inputs[index + 1 :])
+        if (
+            old.op is not tensor.op
+            and not any(t.op is old.op for t in self.inputs)
+            and old.op not in self.control_inputs
+        ):
             old.op._consumers.remove(self)
         if self not in tensor.op._consumers:
             tensor.op._consumers.append(self)
@@ -144,7 +164,9 @@ class Operation:
         return f"<ac.Operation '{self.name}' type={self.type}>"
 
 
-_default_graph: contextvars.ContextVar[Graph | None] = contextvars.ContextVar("ac_default_graph", default=None)
+_default_graph: contextvars.ContextVar[Graph | None] = contextvars.ContextVar(
+    "ac_default_graph", default=None
+)
 
 
 class Graph:
@@ -328,8 +350,12 @@ class Graph:
 
     # -- building ---------------------------------------------------------------------
     def create_op(
-        self, op_type: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None,
-        name: str | None = None, control_inputs: Sequence[Operation] = (),
+        self,
+        op_type: str,
+        inputs: Sequence[Tensor],
+        attrs: dict[str, Any] | None = None,
+        name: str | None = None,
+        control_inputs: Sequence[Operation] = (),
     ) -> Operation:
         """Add an op: checks inputs, runs the op's shape rule, and returns the Operation."""
         if self._finalized:

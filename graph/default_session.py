@@ -57,7 +57,7 @@ def pop_default_session(session: BlockingSession) -> None:
     if session in stack:
         # Remove the newest entry for this session; others pushed later stay in order.
         i = len(stack) - 1 - stack[::-1].index(session)
-        _stack.set(stack[:i] + stack[i + 1:])
+        _stack.set(stack[:i] + stack[i + 1 :])
 
 
 def _session_for(element: Tensor | Operation, session: BlockingSession | None, what: str) -> BlockingSession:
@@ -87,7 +87,9 @@ def _blocking_run(sess: BlockingSession, fetch: Any, feed_dict: Any) -> Any:
     return result
 
 
-def run_blocking(element: Tensor | Operation, feed_dict: Any, session: BlockingSession | None, what: str) -> Any:
+def run_blocking(
+    element: Tensor | Operation, feed_dict: Any, session: BlockingSession | None, what: str
+) -> Any:
     """Run ``element`` with ``session`` or the default one (``Variable.load`` and the like)."""
     return _blocking_run(_session_for(element, session, what), element, feed_dict)
 

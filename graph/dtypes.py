@@ -22,9 +22,19 @@ string = np.dtype(object)
 DType = np.dtype
 
 _BY_NAME: dict[str, np.dtype] = {
-    "float16": float16, "half": float16, "float32": float32, "float": float32,
-    "float64": float64, "double": float64, "int8": int8, "int16": int16, "int32": int32,
-    "int64": int64, "uint8": uint8, "bool": bool_, "string": string,
+    "float16": float16,
+    "half": float16,
+    "float32": float32,
+    "float": float32,
+    "float64": float64,
+    "double": float64,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
+    "int64": int64,
+    "uint8": uint8,
+    "bool": bool_,
+    "string": string,
 }
 
 

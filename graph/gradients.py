@@ -74,7 +74,11 @@ def _between(ys: list[Tensor], xs: list[Tensor]) -> tuple[list[Operation], set[i
 
 
 def gradients(
-    ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", stop_gradients: Any = None,
+    ys: Any,
+    xs: Any,
+    grad_ys: Any = None,
+    name: str = "gradients",
+    stop_gradients: Any = None,
     colocate_gradients_with_ops: bool = False,
 ) -> list[Tensor | None]:
     """Symbolic d(sum ys)/d(x) for each x, as ``tf.gradients``; None where x does not affect ys.
@@ -93,7 +97,9 @@ def gradients(
     grads: dict[Tensor, list[Tensor]] = {}
     with g.as_default(), g.name_scope(name):
         for y, gy in zip(ys_l, gys):
-            grads.setdefault(y, []).append(ones_like(y, name="grad_ys") if gy is None else convert_to_tensor(gy, y.dtype))
+            grads.setdefault(y, []).append(
+                ones_like(y, name="grad_ys") if gy is None else convert_to_tensor(gy, y.dtype)
+            )
         ordered, on_path = _between(ys_l, xs_l)
         x_ops = {id(x.op) for x in xs_l}
 
@@ -105,7 +111,9 @@ def gradients(
             out_grads = [_sum(grads.get(t), add_n) for t in op.outputs]
             if all(gr is None for gr in out_grads):
                 return
-            with g.device(op.device) if colocate_gradients_with_ops and op.device else contextlib.nullcontext():
+            with (
+                g.device(op.device) if colocate_gradients_with_ops and op.device else contextlib.nullcontext()
+            ):
                 _backprop_op(op, out_grads, grads, on_path)
 
         # While loops are differentiated as units by backprop loops (graph/control_flow/grad_walk.py);
@@ -116,7 +124,9 @@ def gradients(
         return [_sum(grads.get(x), add_n) for x in xs_l]
 
 
-def _backprop_op(op: Operation, out_grads: list[Tensor | None], grads: dict[Tensor, list[Tensor]], on_path: set[int]) -> None:
+def _backprop_op(
+    op: Operation, out_grads: list[Tensor | None], grads: dict[Tensor, list[Tensor]], on_path: set[int]
+) -> None:
     from .ops.array import zeros_like
 
     needs = [id(t.op) in on_path and _differentiable(t) for t in op.inputs]

@@ -32,7 +32,9 @@ class GraphDef:
     Build one with ``graph.as_graph_def()`` or ``GraphDef.from_json``; write it with ``to_json``.
     """
 
-    def __init__(self, node: Iterable[dict[str, Any]] = (), versions: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self, node: Iterable[dict[str, Any]] = (), versions: Mapping[str, int] | None = None
+    ) -> None:
         self.node: list[dict[str, Any]] = list(node)
         self.versions: dict[str, int] = dict(versions or {"producer": PRODUCER, "min_consumer": MIN_CONSUMER})
 
@@ -111,6 +113,7 @@ def _checked_node(node: Any, index: int) -> dict[str, Any]:
 
 # -- export -----------------------------------------------------------------------------
 
+
 def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
     """This graph as a ``GraphDef`` (``Graph.as_graph_def``, as TF1).
 
@@ -118,7 +121,7 @@ def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool 
     each op's static output shapes in the attr ``_output_shapes`` (imports then restore shapes
     refined by ``set_shape``).
     """
-    ops = self.get_operations()[from_version or 0:]
+    ops = self.get_operations()[from_version or 0 :]
     nodes: list[dict[str, Any]] = []
     for op in ops:
         attr: dict[str, Any] = {}
@@ -128,7 +131,9 @@ def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool 
                     raise TypeError("attr names must be str")
                 attr[key] = encode_attr_value(value)
             except (TypeError, ValueError) as exc:
-                raise GraphError(f"cannot serialise attr {key!r} of node {op.name!r} ({op.type}): {exc}") from None
+                raise GraphError(
+                    f"cannot serialise attr {key!r} of node {op.name!r} ({op.type}): {exc}"
+                ) from None
         if add_shapes:
             attr[_SHAPES_ATTR] = encode_attr_value(tuple(t._shape for t in op.outputs))
         inputs = [t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
@@ -138,9 +143,12 @@ def graph_to_def(self: Graph, from_version: int | None = None, add_shapes: bool 
 
 # -- import -----------------------------------------------------------------------------
 
+
 def import_graph_def(
-    graph_def: GraphDef | str | bytes | Mapping[str, Any], input_map: Mapping[str, Any] | None = None,
-    return_elements: Sequence[str] | None = None, name: str = "import",
+    graph_def: GraphDef | str | bytes | Mapping[str, Any],
+    input_map: Mapping[str, Any] | None = None,
+    return_elements: Sequence[str] | None = None,
+    name: str = "import",
 ) -> list[Tensor | Operation] | None:
     """Rebuild ``graph_def`` in the default graph, as ``tf.compat.v1.import_graph_def``.
 
@@ -164,7 +172,9 @@ def import_graph_def(
     elif isinstance(graph_def, (GraphDef, Mapping)):
         gd = GraphDef.from_dict(graph_def.to_dict() if isinstance(graph_def, GraphDef) else graph_def)
     else:
-        raise GraphError(f"import_graph_def needs a GraphDef, JSON text or dict, got {type(graph_def).__name__}")
+        raise GraphError(
+            f"import_graph_def needs a GraphDef, JSON text or dict, got {type(graph_def).__name__}"
+        )
     g = get_default_graph()
     if g.finalized:
         raise GraphError("the default graph is finalized; import_graph_def cannot add to it")
@@ -181,8 +191,10 @@ def import_graph_def(
         raise GraphError(f"return_elements not found in the graph def: {unknown}")
     # A while loop's Merge <- NextIteration input is a back edge: left out of the ordering and
     # connected once the NextIteration exists.
-    back = {k: {s for s, _ in p[0] if nodes[s]["op"] == "NextIteration"} if nodes[k]["op"] == "Merge" else set()
-            for k, p in parsed.items()}
+    back = {
+        k: {s for s, _ in p[0] if nodes[s]["op"] == "NextIteration"} if nodes[k]["op"] == "Merge" else set()
+        for k, p in parsed.items()
+    }
     order = _topological_order(
         gd.node, {k: [s for s, _ in p[0] if s not in back[k]] + p[1] for k, p in parsed.items()}
     )
@@ -198,8 +210,18 @@ def import_graph_def(
         with g.name_scope(name) as scope, g.control_dependencies(None):
             pending_back: list[tuple[Operation, int, str, int]] = []
             for node_name in order:
-                op, late = _import_node(g, nodes[node_name], parsed[node_name], scope, created, tensor_map,
-                                        op_map, ctx_controls, imported_ids, back[node_name])
+                op, late = _import_node(
+                    g,
+                    nodes[node_name],
+                    parsed[node_name],
+                    scope,
+                    created,
+                    tensor_map,
+                    op_map,
+                    ctx_controls,
+                    imported_ids,
+                    back[node_name],
+                )
                 pending_back.extend((op, slot, src, index) for slot, src, index in late)
                 created[node_name] = op
                 imported_ids.add(id(op))
@@ -229,7 +251,9 @@ def _parse_node(node: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> tuple
     """(data inputs as (node, index), control input nodes, decoded attrs), validated."""
     name = node["name"]
     if node["op"] not in OP_DEFS:
-        raise GraphError(f"node {name!r} has unknown op type {node['op']!r}; is the module defining it imported?")
+        raise GraphError(
+            f"node {name!r} has unknown op type {node['op']!r}; is the module defining it imported?"
+        )
     data: list[tuple[str, int]] = []
     control: list[str] = []
     for ref in node["input"]:
@@ -244,8 +268,18 @@ def _parse_node(node: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> tuple
     for key, enc in node["attr"].items():
         try:
             attrs[key] = decode_attr_value(enc)
-        except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-            raise GraphError(f"node {name!r}: attr {key!r} cannot be decoded: {type(exc).__name__}: {exc}") from None
+        except (
+            TypeError,
+            ValueError,
+            OverflowError,
+            KeyError,
+            IndexError,
+            AttributeError,
+            RecursionError,
+        ) as exc:
+            raise GraphError(
+                f"node {name!r}: attr {key!r} cannot be decoded: {type(exc).__name__}: {exc}"
+            ) from None
     return data, control, attrs
 
 
@@ -262,7 +296,9 @@ def _check_input_map(input_map: Mapping[str, Any], nodes: dict[str, Any], g: Gra
         if key.startswith("^"):
             value = value.op if isinstance(value, Tensor) else value
             if not isinstance(value, Operation) or value.graph is not g:
-                raise GraphError(f"input_map[{key!r}] must be an Operation of the default graph, got {value!r}")
+                raise GraphError(
+                    f"input_map[{key!r}] must be an Operation of the default graph, got {value!r}"
+                )
             ops[src] = value
         else:
             if not isinstance(value, Tensor) or value.graph is not g:
@@ -291,7 +327,7 @@ def _topological_order(node_list: list[dict[str, Any]], deps: dict[str, list[str
                     break
                 if seen == 1:
                     path = [n for n, _ in stack]
-                    cycle = " -> ".join([*path[path.index(dep):], dep])
+                    cycle = " -> ".join([*path[path.index(dep) :], dep])
                     raise GraphError(f"graph def has a cycle through node {dep!r}: {cycle}")
             else:
                 stack.pop()
@@ -301,9 +337,16 @@ def _topological_order(node_list: list[dict[str, Any]], deps: dict[str, list[str
 
 
 def _import_node(
-    g: Graph, node: dict[str, Any], parsed: tuple, scope: str, created: dict[str, Operation],
-    tensor_map: dict[str, Tensor], op_map: dict[str, Operation], ctx_controls: list[Operation],
-    imported_ids: set[int], back: set[str] | frozenset[str] = frozenset(),
+    g: Graph,
+    node: dict[str, Any],
+    parsed: tuple,
+    scope: str,
+    created: dict[str, Operation],
+    tensor_map: dict[str, Tensor],
+    op_map: dict[str, Operation],
+    ctx_controls: list[Operation],
+    imported_ids: set[int],
+    back: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[Operation, list[tuple[int, str, int]]]:
     """Create one node's op; returns it and its back-edge inputs still to connect (slot, node, index)."""
     name = node["name"]
@@ -322,7 +365,9 @@ def _import_node(
             continue
         outputs = created[src].outputs
         if index >= len(outputs):
-            raise GraphError(f"node {name!r} has input '{src}:{index}', but node {src!r} has {len(outputs)} outputs")
+            raise GraphError(
+                f"node {name!r} has input '{src}:{index}', but node {src!r} has {len(outputs)} outputs"
+            )
         inputs.append(outputs[index])
     controls: list[Operation] = []
     for src in control:
@@ -350,8 +395,9 @@ def _import_node(
             try:
                 t.set_shape(shape)
             except MALFORMED as exc:
-                raise GraphError(f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs or are no shapes: "
-                                 f"{exc}") from None
+                raise GraphError(
+                    f"node {name!r}: its {_SHAPES_ATTR} conflict with its inputs or are no shapes: {exc}"
+                ) from None
     return op, late
 
 
@@ -382,7 +428,9 @@ def _element(ref: str, created: dict[str, Operation]) -> Tensor | Operation:
     if index is None:
         return op
     if index >= len(op.outputs):
-        raise GraphError(f"return_elements: node {src!r} has {len(op.outputs)} outputs; {ref!r} does not exist")
+        raise GraphError(
+            f"return_elements: node {src!r} has {len(op.outputs)} outputs; {ref!r} does not exist"
+        )
     return op.outputs[index]
 
 

@@ -28,12 +28,24 @@ _ROOT: Frame = ()
 
 
 # What a shape rule raises when handed inputs or attrs its builder function would never pass.
-MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError,
-             RecursionError)
+MALFORMED = (
+    KeyError,
+    IndexError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    OverflowError,
+    ZeroDivisionError,
+    RecursionError,
+)
 
 
 def create_checked_op(
-    g: Graph, node: dict[str, Any], inputs: list[Tensor], attrs: dict[str, Any], name: str,
+    g: Graph,
+    node: dict[str, Any],
+    inputs: list[Tensor],
+    attrs: dict[str, Any],
+    name: str,
     controls: list[Operation],
 ) -> Operation:
     """``g.create_op`` for a node of a graph def: a graph def is data from outside, so anything its

@@ -76,7 +76,9 @@ class Initializer:
     def _float_dtype(self, dtype: Any) -> np.dtype:
         dt = self._dtype(dtype)
         if dt.kind != "f":
-            raise GraphError(f"{type(self).__name__} makes floating-point values; dtype {dt.name} is not supported")
+            raise GraphError(
+                f"{type(self).__name__} makes floating-point values; dtype {dt.name} is not supported"
+            )
         return dt
 
 
@@ -113,11 +115,15 @@ class Constant(Initializer):
         raw = np.asarray(self.value)
         arr = raw.astype(dt)
         if raw.dtype.kind in "fc" and dt.kind in "iub" and not np.array_equal(arr, raw):
-            raise GraphError(f"constant_initializer: {self.value!r} cannot be a {dt.name} value without losing precision")
+            raise GraphError(
+                f"constant_initializer: {self.value!r} cannot be a {dt.name} value without losing precision"
+            )
         if arr.shape == full:
             return constant(arr)
         if self.verify_shape:
-            raise GraphError(f"constant_initializer: value of shape {arr.shape} does not match the shape {full}")
+            raise GraphError(
+                f"constant_initializer: value of shape {arr.shape} does not match the shape {full}"
+            )
         if arr.size == int(np.prod(full)):
             return constant(arr.reshape(full))
         if arr.size == 1 or arr.ndim <= len(full):
@@ -135,7 +141,9 @@ class Constant(Initializer):
 
 @register_initializer("random_normal", "RandomNormal")
 class RandomNormal(Initializer):
-    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32
+    ) -> None:
         self.mean, self.stddev, self.seed = mean, stddev, seed
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -145,18 +153,27 @@ class RandomNormal(Initializer):
 
 @register_initializer("truncated_normal", "TruncatedNormal")
 class TruncatedNormal(Initializer):
-    def __init__(self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self, mean: float = 0.0, stddev: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32
+    ) -> None:
         self.mean, self.stddev, self.seed = mean, stddev, seed
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return truncated_normal(_full_shape(shape), self.mean, self.stddev, self._float_dtype(dtype), self.seed)
+        return truncated_normal(
+            _full_shape(shape), self.mean, self.stddev, self._float_dtype(dtype), self.seed
+        )
 
 
 @register_initializer("random_uniform", "RandomUniform")
 class RandomUniform(Initializer):
-    def __init__(self, minval: float = 0.0, maxval: float | None = None, seed: int | None = None,
-                 dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self,
+        minval: float = 0.0,
+        maxval: float | None = None,
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ) -> None:
         self.minval, self.maxval, self.seed = minval, maxval, seed
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -184,8 +201,14 @@ class VarianceScaling(Initializer):
     _MODES = ("fan_in", "fan_out", "fan_avg")
     _DISTRIBUTIONS = ("normal", "truncated_normal", "untruncated_normal", "uniform")
 
-    def __init__(self, scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
-                 seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self,
+        scale: float = 1.0,
+        mode: str = "fan_in",
+        distribution: str = "truncated_normal",
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ) -> None:
         if scale <= 0.0:
             raise GraphError(f"variance_scaling_initializer: scale must be positive, got {scale}")
         if mode not in self._MODES:

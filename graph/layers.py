@@ -29,7 +29,15 @@ from .ops.nn import bias_add
 from .ops.nn_composite import dropout as nn_dropout
 from .variable_scope import variable_scope
 
-__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout", "flatten", "max_pooling2d"]
+__all__ = [
+    "average_pooling2d",
+    "batch_normalization",
+    "conv2d",
+    "dense",
+    "dropout",
+    "flatten",
+    "max_pooling2d",
+]
 
 
 # Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
@@ -37,10 +45,18 @@ _ZEROS = I.Zeros()
 
 
 def dense(
-    inputs: Any, units: int, activation: Callable[[Tensor], Tensor] | None = None, use_bias: bool = True,
-    kernel_initializer: Any = None, bias_initializer: Any = _ZEROS, kernel_regularizer: Any = None,
-    bias_regularizer: Any = None, activity_regularizer: Any = None, trainable: bool = True,
-    name: str | None = None, reuse: Any = None,
+    inputs: Any,
+    units: int,
+    activation: Callable[[Tensor], Tensor] | None = None,
+    use_bias: bool = True,
+    kernel_initializer: Any = None,
+    bias_initializer: Any = _ZEROS,
+    kernel_regularizer: Any = None,
+    bias_regularizer: Any = None,
+    activity_regularizer: Any = None,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
 ) -> Tensor:
     """``activation(inputs @ kernel + bias)`` over the last axis of ``inputs`` (any rank >= 2)."""
     x = convert_to_tensor(inputs)
@@ -53,7 +69,9 @@ def dense(
         raise GraphError(f"dense needs floating-point inputs, but {x.name} is {x.dtype.name}; cast it first")
     n_in = int(x._shape[-1])
     with variable_scope(name, default_name="dense", values=[x], reuse=reuse):
-        kernel = _variable("kernel", [n_in, units], x.dtype, I.get(kernel_initializer), kernel_regularizer, trainable)
+        kernel = _variable(
+            "kernel", [n_in, units], x.dtype, I.get(kernel_initializer), kernel_regularizer, trainable
+        )
         flat = x if len(x._shape) == 2 else reshape(x, [-1, n_in])
         out = matmul(flat, kernel)
         if use_bias:
@@ -70,10 +88,14 @@ def dense(
         return out
 
 
-def _variable(name: str, shape: list[int], dtype: Any, initializer: Any, regularizer: Any, trainable: bool) -> Any:
+def _variable(
+    name: str, shape: list[int], dtype: Any, initializer: Any, regularizer: Any, trainable: bool
+) -> Any:
     from .variable_scope import get_variable
 
-    return get_variable(name, shape, dtype=dtype, initializer=initializer, regularizer=regularizer, trainable=trainable)
+    return get_variable(
+        name, shape, dtype=dtype, initializer=initializer, regularizer=regularizer, trainable=trainable
+    )
 
 
 def _restore_leading_dims(out: Tensor, x: Tensor, units: int) -> Tensor:
@@ -88,7 +110,11 @@ def _restore_leading_dims(out: Tensor, x: Tensor, units: int) -> Tensor:
 
 
 def dropout(
-    inputs: Any, rate: Any = 0.5, noise_shape: Any = None, seed: int | None = None, training: Any = False,
+    inputs: Any,
+    rate: Any = 0.5,
+    noise_shape: Any = None,
+    seed: int | None = None,
+    training: Any = False,
     name: str | None = None,
 ) -> Tensor:
     """Dropout while ``training`` (a Python bool or a bool tensor), identity otherwise."""
@@ -100,7 +126,8 @@ def dropout(
         if not _is_symbolic(training):
             return nn_dropout(x, rate=rate, noise_shape=noise_shape, seed=seed) if training else identity(x)
         return cond(
-            convert_to_tensor(training), lambda: nn_dropout(x, rate=rate, noise_shape=noise_shape, seed=seed),
+            convert_to_tensor(training),
+            lambda: nn_dropout(x, rate=rate, noise_shape=noise_shape, seed=seed),
             lambda: identity(x),
         )
 

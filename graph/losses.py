@@ -56,7 +56,10 @@ def _safe_div(num: Tensor, den: Tensor) -> Tensor:
 
 
 def compute_weighted_loss(
-    losses: Any, weights: Any = 1.0, scope: str | None = None, loss_collection: str | None = GraphKeys.LOSSES,
+    losses: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     """``losses * weights`` reduced as ``reduction`` says, added to ``loss_collection``."""
@@ -88,8 +91,12 @@ def compute_weighted_loss(
 
 
 def mean_squared_error(
-    labels: Any, predictions: Any, weights: Any = 1.0, scope: str | None = None,
-    loss_collection: str | None = GraphKeys.LOSSES, reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     with get_default_graph().name_scope(scope or "mean_squared_error") as s:
         p = convert_to_tensor(predictions)
@@ -98,8 +105,12 @@ def mean_squared_error(
 
 
 def absolute_difference(
-    labels: Any, predictions: Any, weights: Any = 1.0, scope: str | None = None,
-    loss_collection: str | None = GraphKeys.LOSSES, reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     with get_default_graph().name_scope(scope or "absolute_difference") as s:
         p = convert_to_tensor(predictions)
@@ -107,8 +118,12 @@ def absolute_difference(
 
 
 def sigmoid_cross_entropy(
-    multi_class_labels: Any, logits: Any, weights: Any = 1.0, label_smoothing: float = 0.0,
-    scope: str | None = None, loss_collection: str | None = GraphKeys.LOSSES,
+    multi_class_labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    label_smoothing: float = 0.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     """Sigmoid cross-entropy; smoothing moves labels toward 1/2: z * (1 - s) + s / 2."""
@@ -122,8 +137,12 @@ def sigmoid_cross_entropy(
 
 
 def softmax_cross_entropy(
-    onehot_labels: Any, logits: Any, weights: Any = 1.0, label_smoothing: float = 0.0,
-    scope: str | None = None, loss_collection: str | None = GraphKeys.LOSSES,
+    onehot_labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    label_smoothing: float = 0.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     """Softmax cross-entropy per example; smoothing: labels * (1 - s) + s / num_classes."""
@@ -133,15 +152,21 @@ def softmax_cross_entropy(
         if label_smoothing:
             n = x._shape[-1] if x._shape is not None else None
             if n is None:
-                raise GraphError(f"label_smoothing needs the number of classes: logits {x.name} have no static last dim")
+                raise GraphError(
+                    f"label_smoothing needs the number of classes: logits {x.name} have no static last dim"
+                )
             z = z * (1.0 - label_smoothing) + label_smoothing / n
         per = softmax_cross_entropy_with_logits_v2(labels=stop_gradient(z), logits=x)
         return compute_weighted_loss(per, weights, s, loss_collection, reduction)
 
 
 def sparse_softmax_cross_entropy(
-    labels: Any, logits: Any, weights: Any = 1.0, scope: str | None = None,
-    loss_collection: str | None = GraphKeys.LOSSES, reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+    labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = GraphKeys.LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Tensor:
     with get_default_graph().name_scope(scope or "sparse_softmax_cross_entropy_loss") as s:
         per = sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -174,11 +199,15 @@ def get_regularization_loss(scope: str | None = None, name: str = "total_regular
     return add_n(losses, name=name)
 
 
-def get_total_loss(add_regularization_losses: bool = True, name: str = "total_loss", scope: str | None = None) -> Tensor:
+def get_total_loss(
+    add_regularization_losses: bool = True, name: str = "total_loss", scope: str | None = None
+) -> Tensor:
     """The sum of the LOSSES collection (and the regularization losses); an error when both are empty."""
     losses = get_losses(scope)
     if add_regularization_losses:
         losses = losses + get_regularization_losses(scope)
     if not losses:
-        raise GraphError("get_total_loss: no losses found; build a loss with ac.losses.* or add one with add_loss")
+        raise GraphError(
+            "get_total_loss: no losses found; build a loss with ac.losses.* or add one with add_loss"
+        )
     return add_n(losses, name=name)

@@ -27,7 +27,9 @@ def graph_of(values: Sequence[Any]) -> Graph:
     return found or get_default_graph()
 
 
-def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None, graph: Graph | None = None) -> Tensor:
+def convert_to_tensor(
+    value: Any, dtype: Any = None, name: str | None = None, graph: Graph | None = None
+) -> Tensor:
     """A Tensor for ``value``: Tensors pass through, Variables give their value, data becomes a constant."""
     if hasattr(value, "_as_tensor"):
         value = value._as_tensor()
@@ -84,7 +86,10 @@ def _cast_value(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
 
 
 def make_op(
-    op_type: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None, name: str | None = None,
+    op_type: str,
+    inputs: Sequence[Tensor],
+    attrs: dict[str, Any] | None = None,
+    name: str | None = None,
     control_inputs: Sequence[Operation] = (),
 ) -> Operation:
     g = graph_of(inputs) if inputs else get_default_graph()

@@ -45,7 +45,11 @@ OP_DEFS: dict[str, OpDef] = {}
 
 
 def register_op(
-    op_type: str, *, stateful: bool = False, ref_inputs: tuple[int, ...] = (), reads_refs: bool = False,
+    op_type: str,
+    *,
+    stateful: bool = False,
+    ref_inputs: tuple[int, ...] = (),
+    reads_refs: bool = False,
 ) -> Callable[[ShapeFn], ShapeFn]:
     """Decorator registering ``fn`` as the shape rule of ``op_type``."""
 

@@ -94,4 +94,6 @@ def normalize_axis(axis: int, ndim: int, what: str) -> int:
 def format_shape(shape: Shape) -> str:
     if shape is None:
         return "<unknown>"
-    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    )

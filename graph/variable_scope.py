@@ -32,12 +32,17 @@ class _ReuseMode(enum.Enum):
 AUTO_REUSE = _ReuseMode.AUTO_REUSE
 """``reuse=AUTO_REUSE``: ``get_variable`` creates a variable when missing and returns it when present."""
 
+
 class VariableScope:
     """The variable scope in force: its name, reuse mode and defaults for new variables."""
 
     def __init__(
-        self, reuse: bool | _ReuseMode | None, name: str = "", initializer: Any = None,
-        regularizer: Callable[[Variable], Any] | None = None, dtype: Any = dtypes.float32,
+        self,
+        reuse: bool | _ReuseMode | None,
+        name: str = "",
+        initializer: Any = None,
+        regularizer: Callable[[Variable], Any] | None = None,
+        dtype: Any = dtypes.float32,
         original_name_scope: str = "",
     ) -> None:
         self.name = name
@@ -64,17 +69,31 @@ class VariableScope:
     def set_dtype(self, dtype: Any) -> None:
         self.dtype = dtypes.as_dtype(dtype)
 
-    def get_variable(self, name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                     regularizer: Callable[[Variable], Any] | None = None, reuse: Any = None,
-                     trainable: bool | None = None, collections: Sequence[str] | None = None,
-                     validate_shape: bool = True) -> Variable:
+    def get_variable(
+        self,
+        name: str,
+        shape: Any = None,
+        dtype: Any = None,
+        initializer: Any = None,
+        regularizer: Callable[[Variable], Any] | None = None,
+        reuse: Any = None,
+        trainable: bool | None = None,
+        collections: Sequence[str] | None = None,
+        validate_shape: bool = True,
+    ) -> Variable:
         full = f"{self.name}/{name}" if self.name else name
         mode = reuse if reuse is True or reuse is AUTO_REUSE else self.reuse
         return _store(get_default_graph()).get_variable(
-            full, shape, dtype, self.dtype,
+            full,
+            shape,
+            dtype,
+            self.dtype,
             initializer if initializer is not None else self.initializer,
             regularizer if regularizer is not None else self.regularizer,
-            mode, trainable, collections, validate_shape,
+            mode,
+            trainable,
+            collections,
+            validate_shape,
         )
 
     def __repr__(self) -> str:
@@ -89,9 +108,19 @@ class _Store:
         self.current = VariableScope(False)
         self.scope_counts: dict[str, int] = {}
 
-    def get_variable(self, full: str, shape: Any, dtype: Any, default_dtype: Any, initializer: Any,
-                     regularizer: Callable[[Variable], Any] | None, reuse: bool | _ReuseMode,
-                     trainable: bool | None, collections: Sequence[str] | None, validate_shape: bool) -> Variable:
+    def get_variable(
+        self,
+        full: str,
+        shape: Any,
+        dtype: Any,
+        default_dtype: Any,
+        initializer: Any,
+        regularizer: Callable[[Variable], Any] | None,
+        reuse: bool | _ReuseMode,
+        trainable: bool | None,
+        collections: Sequence[str] | None,
+        validate_shape: bool,
+    ) -> Variable:
         found = self.variables.get(full)
         if found is not None:
             if reuse is False:
@@ -142,8 +171,15 @@ def _check_shared(var: Variable, full: str, shape: Any, dtype: Any) -> None:
         )
 
 
-def _create(full: str, shape: Any, dtype: Any, initializer: Any, trainable: bool | None,
-            collections: Sequence[str] | None, validate_shape: bool) -> Variable:
+def _create(
+    full: str,
+    shape: Any,
+    dtype: Any,
+    initializer: Any,
+    trainable: bool | None,
+    collections: Sequence[str] | None,
+    validate_shape: bool,
+) -> Variable:
     if isinstance(initializer, type):
         initializer = initializer()
     if initializer is not None and not callable(initializer):
@@ -163,9 +199,12 @@ def _create(full: str, shape: Any, dtype: Any, initializer: Any, trainable: bool
     # As TF's init_scope: a variable does not depend on the control_dependencies it is created under.
     with g.name_scope(None), g.control_dependencies(None):
         return Variable(
-            initial, trainable=True if trainable is None else trainable, name=full,
+            initial,
+            trainable=True if trainable is None else trainable,
+            name=full,
             dtype=dtype if initializer is None or callable(initializer) else None,
-            collections=list(collections) if collections is not None else None, validate_shape=validate_shape,
+            collections=list(collections) if collections is not None else None,
+            validate_shape=validate_shape,
         )
 
 
@@ -174,7 +213,9 @@ def _default_initializer(full: str, dtype: Any) -> Callable[..., Tensor]:
         return I.GlorotUniform()
     if dtype.kind in "iub":
         return I.Zeros()
-    raise GraphError(f"get_variable {full}: no default initializer for dtype {dtype.name}; pass an initializer")
+    raise GraphError(
+        f"get_variable {full}: no default initializer for dtype {dtype.name}; pass an initializer"
+    )
 
 
 def get_variable_scope() -> VariableScope:
@@ -182,21 +223,42 @@ def get_variable_scope() -> VariableScope:
     return _store(get_default_graph()).current
 
 
-def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                 regularizer: Callable[[Variable], Any] | None = None, trainable: bool | None = None,
-                 collections: Sequence[str] | None = None, validate_shape: bool = True,
-                 use_resource: bool | None = None, reuse: Any = None) -> Variable:
+def get_variable(
+    name: str,
+    shape: Any = None,
+    dtype: Any = None,
+    initializer: Any = None,
+    regularizer: Callable[[Variable], Any] | None = None,
+    trainable: bool | None = None,
+    collections: Sequence[str] | None = None,
+    validate_shape: bool = True,
+    use_resource: bool | None = None,
+    reuse: Any = None,
+) -> Variable:
     """The variable ``<scope>/<name>``: created (reuse False / AUTO_REUSE) or shared (reuse True / AUTO_REUSE)."""
     return get_variable_scope().get_variable(
-        name, shape, dtype, initializer, regularizer, reuse, trainable, collections, validate_shape,
+        name,
+        shape,
+        dtype,
+        initializer,
+        regularizer,
+        reuse,
+        trainable,
+        collections,
+        validate_shape,
     )
 
 
 @contextlib.contextmanager
 def variable_scope(
-    name_or_scope: str | VariableScope | None, default_name: str | None = None, values: Sequence[Any] | None = None,
-    initializer: Any = None, regularizer: Callable[[Variable], Any] | None = None, reuse: Any = None,
-    dtype: Any = None, auxiliary_name_scope: bool = True,
+    name_or_scope: str | VariableScope | None,
+    default_name: str | None = None,
+    values: Sequence[Any] | None = None,
+    initializer: Any = None,
+    regularizer: Callable[[Variable], Any] | None = None,
+    reuse: Any = None,
+    dtype: Any = None,
+    auxiliary_name_scope: bool = True,
 ) -> Any:
     """Open a variable scope (and, by default, a name scope of the same name for ops).
 
@@ -222,15 +284,22 @@ def variable_scope(
                 name_scope = stack.enter_context(g.name_scope(name_scope or None))
             base = name_or_scope
         else:
-            short = name_or_scope if name_or_scope is not None else _unique_scope(store, parent, default_name or "")
+            short = (
+                name_or_scope
+                if name_or_scope is not None
+                else _unique_scope(store, parent, default_name or "")
+            )
             full = f"{parent.name}/{short}" if parent.name else short
             name_scope = stack.enter_context(g.name_scope(short)) if auxiliary_name_scope else ""
             base = parent
         store.scope_counts[full] = store.scope_counts.get(full, 0) + 1
         scope = VariableScope(
-            mode, full, initializer if initializer is not None else base.initializer,
+            mode,
+            full,
+            initializer if initializer is not None else base.initializer,
             regularizer if regularizer is not None else base.regularizer,
-            dtype if dtype is not None else base.dtype, name_scope,
+            dtype if dtype is not None else base.dtype,
+            name_scope,
         )
         store.current = scope
         try:

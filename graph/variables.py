@@ -30,8 +30,13 @@ class Variable(TensorOperators):
     __array_priority__ = 100
 
     def __init__(
-        self, initial_value: Any = None, trainable: bool = True, name: str | None = None,
-        dtype: Any = None, collections: list[str] | None = None, validate_shape: bool = True,
+        self,
+        initial_value: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+        collections: list[str] | None = None,
+        validate_shape: bool = True,
     ) -> None:
         if initial_value is None:
             raise ValueError("ac.Variable needs an initial_value")

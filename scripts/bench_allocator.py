@@ -81,8 +81,10 @@ def main() -> None:
     args = p.parse_args()
     limit = int(args.limit_gib * GiB)
     print("command:", shlex.join([sys.executable, *sys.argv]))
-    print(f"workload: {args.ops} calls, live target {args.live}, {args.large:.0%} large (1-64 MiB), "
-          f"rest 256 B-64 KiB, frees half LIFO half random; device limit {format_bytes(limit)}")
+    print(
+        f"workload: {args.ops} calls, live target {args.live}, {args.large:.0%} large (1-64 MiB), "
+        f"rest 256 B-64 KiB, frees half LIFO half random; device limit {format_bytes(limit)}"
+    )
     ops = make_ops(args.ops, args.live, args.large, args.seed)
 
     def bfc(growth: bool) -> BFCAllocator:
@@ -95,8 +97,14 @@ def main() -> None:
     for label, make in [
         ("BFC, one region (no growth)", lambda: bfc(False)),
         ("BFC, allow_growth", lambda: bfc(True)),
-        ("VMem(BFC allow_growth + host)", lambda: VMemAllocator(
-            bfc(True), make_host_allocator("bench_host", 64 * GiB, VirtualAddressSpace(64 * GiB)), enabled=True)),
+        (
+            "VMem(BFC allow_growth + host)",
+            lambda: VMemAllocator(
+                bfc(True),
+                make_host_allocator("bench_host", 64 * GiB, VirtualAddressSpace(64 * GiB)),
+                enabled=True,
+            ),
+        ),
     ]:
         alloc = make()
         secs, calls, failed = run(alloc, ops)
@@ -110,14 +118,18 @@ def main() -> None:
         alloc.check_invariants() if hasattr(alloc, "check_invariants") else device.check_invariants()
         s = device.stats()
         ratio = s.largest_free_block / s.free_bytes if s.free_bytes else math.nan
-        print(f"  {label}: {len(live)} live, in use {format_bytes(s.bytes_in_use)}; free {format_bytes(s.free_bytes)} "
-              f"in pool, largest free block {format_bytes(s.largest_free_block)} -> largest/free = {ratio:.3f} "
-              f"(fragmentation {s.fragmentation:.3f}); pool {format_bytes(s.pool_bytes)} in {s.num_regions} regions "
-              f"vs peak in use {format_bytes(s.peak_bytes_in_use)} (pool/peak = {s.pool_bytes / s.peak_bytes_in_use:.3f})")
+        print(
+            f"  {label}: {len(live)} live, in use {format_bytes(s.bytes_in_use)}; free {format_bytes(s.free_bytes)} "
+            f"in pool, largest free block {format_bytes(s.largest_free_block)} -> largest/free = {ratio:.3f} "
+            f"(fragmentation {s.fragmentation:.3f}); pool {format_bytes(s.pool_bytes)} in {s.num_regions} regions "
+            f"vs peak in use {format_bytes(s.peak_bytes_in_use)} (pool/peak = {s.pool_bytes / s.peak_bytes_in_use:.3f})"
+        )
         if isinstance(alloc, VMemAllocator):
             m = alloc.memory_stats()
-            print(f"    host fallbacks {m.num_host_fallbacks} (OOM {m.num_oom_fallbacks}, FRAGMENT "
-                  f"{m.num_fragment_fallbacks}), host peak {format_bytes(m.host_peak_bytes_in_use)}")
+            print(
+                f"    host fallbacks {m.num_host_fallbacks} (OOM {m.num_oom_fallbacks}, FRAGMENT "
+                f"{m.num_fragment_fallbacks}), host peak {format_bytes(m.host_peak_bytes_in_use)}"
+            )
         for a in live:
             alloc.free(a)
         device.check_invariants()

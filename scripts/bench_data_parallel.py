@@ -27,8 +27,10 @@ def build(towers: list[str], width: int, depth: int, features: int) -> tuple[ac.
         x = ac.placeholder(ac.float32, [None, features], name="x")
         y = ac.placeholder(ac.float32, [None, 1], name="y")
         sizes = [features] + [width] * depth + [1]
-        ws = [ac.Variable((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), name=f"w{i}")
-              for i, (a, b) in enumerate(itertools.pairwise(sizes))]
+        ws = [
+            ac.Variable((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), name=f"w{i}")
+            for i, (a, b) in enumerate(itertools.pairwise(sizes))
+        ]
         n = len(towers)
         per_tower = []
         for k, device in enumerate(towers):
@@ -81,10 +83,14 @@ def main() -> None:
     a = p.parse_args()
     one = ac.run(time_steps(["/gpu:0"], a.batch, a.width, a.depth, a.steps))
     two = ac.run(time_steps(["/gpu:0", "/gpu:1"], a.batch, a.width, a.depth, a.steps))
-    print(f"data-parallel step, batch {a.batch}, MLP 256-{'-'.join([str(a.width)] * a.depth)}-1, simulated GPUs, "
-          f"BLAS 1 thread per kernel")
+    print(
+        f"data-parallel step, batch {a.batch}, MLP 256-{'-'.join([str(a.width)] * a.depth)}-1, simulated GPUs, "
+        f"BLAS 1 thread per kernel"
+    )
     print(f"  1 GPU : {one * 1e3:8.1f} ms/step (median of {a.steps})")
-    print(f"  2 GPUs: {two * 1e3:8.1f} ms/step -> scaling {one / two:.2f}x (ideal 2.0x; this machine has 2 cores)")
+    print(
+        f"  2 GPUs: {two * 1e3:8.1f} ms/step -> scaling {one / two:.2f}x (ideal 2.0x; this machine has 2 cores)"
+    )
 
 
 if __name__ == "__main__":

@@ -53,19 +53,28 @@ DEFAULT_TARGET = 1.2
 
 @dataclass(frozen=True)
 class Sizes:
-    nodes: int = 2000          # chain length and fan-in width
-    matmul: int = 512          # side of the 16 square matrices
-    iterations: int = 1000     # while-loop iterations per run
-    launches: int = 2000       # independent GPU kernels per step
-    repeat: int = 20           # timed repeats (N) of most figures
-    sweep_repeat: int = 10     # timed repeats per thread setting in the default/best figures
-    fixed_repeat: int = 2000   # timed repeats of the fixed cost, which is microseconds
-    warmup: int = 2            # untimed runs first (the first one builds the executor)
-    sweep_passes: int = 2      # passes over the thread settings, in alternating order
+    nodes: int = 2000  # chain length and fan-in width
+    matmul: int = 512  # side of the 16 square matrices
+    iterations: int = 1000  # while-loop iterations per run
+    launches: int = 2000  # independent GPU kernels per step
+    repeat: int = 20  # timed repeats (N) of most figures
+    sweep_repeat: int = 10  # timed repeats per thread setting in the default/best figures
+    fixed_repeat: int = 2000  # timed repeats of the fixed cost, which is microseconds
+    warmup: int = 2  # untimed runs first (the first one builds the executor)
+    sweep_passes: int = 2  # passes over the thread settings, in alternating order
 
 
-QUICK = Sizes(nodes=200, matmul=128, iterations=100, launches=200, repeat=5, sweep_repeat=4, fixed_repeat=200,
-              warmup=2, sweep_passes=1)
+QUICK = Sizes(
+    nodes=200,
+    matmul=128,
+    iterations=100,
+    launches=200,
+    repeat=5,
+    sweep_repeat=4,
+    fixed_repeat=200,
+    warmup=2,
+    sweep_passes=1,
+)
 
 
 @dataclass(frozen=True)
@@ -126,16 +135,20 @@ def _rounds(repeat: int, rounds: int = 4) -> list[int]:
     return [repeat // rounds + (i < repeat % rounds) for i in range(rounds)]
 
 
-async def _time_pair(bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes, repeat: int,
-                     config: ac.SessionConfig) -> tuple[list[float], Any, list[float], Any]:
+async def _time_pair(
+    bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes, repeat: int, config: ac.SessionConfig
+) -> tuple[list[float], Any, list[float], Any]:
     """(antcolony times, first outputs, TF1 times, first outputs); the two sides alternate in
     rounds, so a change in the machine's load during the figure weighs on both alike."""
     ours: list[float] = []
     theirs: list[float] = []
     async with ac.Session(bench.graph, config=config) as sess:
         first = await _warm_ac(sess, bench, sizes.warmup)
-        side = None if tf_bench is None else await asyncio.to_thread(
-            TfSide, tf, tf_bench, tf_config(tf, INTER, INTRA), sizes.warmup)
+        side = (
+            None
+            if tf_bench is None
+            else await asyncio.to_thread(TfSide, tf, tf_bench, tf_config(tf, INTER, INTRA), sizes.warmup)
+        )
         try:
             for k in _rounds(repeat):
                 ours += await _timed_ac(sess, bench, k)
@@ -147,22 +160,32 @@ async def _time_pair(bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes
     return ours, first, theirs, None if side is None else side.first
 
 
-def time_pair(bench: Bench, tf_bench: Bench | None, tf: Any, sizes: Sizes, repeat: int | None = None,
-              config: ac.SessionConfig | None = None) -> tuple[Timing, Any, Timing | None, Any]:
+def time_pair(
+    bench: Bench,
+    tf_bench: Bench | None,
+    tf: Any,
+    sizes: Sizes,
+    repeat: int | None = None,
+    config: ac.SessionConfig | None = None,
+) -> tuple[Timing, Any, Timing | None, Any]:
     """Its own ``ac.run``: device settings belong to a loop's Runtime, so each figure (and each
     thread setting) gets a fresh one, shut down before the next."""
-    ours, first, theirs, tf_first = ac.run(_time_pair(bench, tf_bench, tf, sizes, repeat or sizes.repeat,
-                                                      config or _config()))
-    return (Timing.of(ours, bench.units), first,
-            Timing.of(theirs, bench.units) if theirs else None, tf_first)
+    ours, first, theirs, tf_first = ac.run(
+        _time_pair(bench, tf_bench, tf, sizes, repeat or sizes.repeat, config or _config())
+    )
+    return (Timing.of(ours, bench.units), first, Timing.of(theirs, bench.units) if theirs else None, tf_first)
 
 
 async def _count_gpu_launches(bench: Bench, config: ac.SessionConfig) -> int:
     """Kernels one step runs on the GPU's compute streams, from a traced run's step stats."""
     async with ac.Session(bench.graph, config=config) as sess:
         md = ac.RunMetadata()
-        await sess.run(bench.fetches, bench.feed, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
-                       run_metadata=md)
+        await sess.run(
+            bench.fetches,
+            bench.feed,
+            options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
+            run_metadata=md,
+        )
     return sum("/compute" in s.worker for s in md.step_stats)
 
 
@@ -218,14 +241,26 @@ def _ms(t: Timing) -> str:
     return f"{t.best * 1e3:.2f} ms ({t.median * 1e3:.2f})"
 
 
-def ratio_figure(name: str, ours: Timing, theirs: Timing | None, limit: float, show: Callable[[Timing], str],
-                 extra: str = "") -> Figure:
+def ratio_figure(
+    name: str,
+    ours: Timing,
+    theirs: Timing | None,
+    limit: float,
+    show: Callable[[Timing], str],
+    extra: str = "",
+) -> Figure:
     """antcolony / TF1 of the best times (lower is better), with the medians' ratio beside it."""
     if theirs is None:
         return Figure(name, f"{show(ours)} N={ours.n}{extra}", "no TF1", "-", f"<= {limit:g}", None)
     ratio = ours.best / theirs.best
-    return Figure(name, f"{show(ours)} N={ours.n}{extra}", f"{show(theirs)} N={theirs.n}",
-                  f"{ratio:.2f} ({ours.median / theirs.median:.2f})", f"<= {limit:g}", ratio <= limit)
+    return Figure(
+        name,
+        f"{show(ours)} N={ours.n}{extra}",
+        f"{show(theirs)} N={theirs.n}",
+        f"{ratio:.2f} ({ours.median / theirs.median:.2f})",
+        f"<= {limit:g}",
+        ratio <= limit,
+    )
 
 
 def comparison_figures(tf: Any | None, sizes: Sizes) -> tuple[list[Figure], list[str]]:
@@ -238,10 +273,21 @@ def comparison_figures(tf: Any | None, sizes: Sizes) -> tuple[list[Figure], list
         (f"chain of {n} scalar adds, per node", lambda m: graphs.chain(m, n), 1.5, _us, None),
         (f"fan-in of {n} adds + add_n, per node", lambda m: graphs.fan_in(m, n), 1.0, _us, None),
         ("fixed cost of session.run, one node", graphs.one_node, 0.1, _us, sizes.fixed_repeat),
-        (f"matmuls: 16 independent {sizes.matmul}x{sizes.matmul}", lambda m: graphs.matmuls(m, mats), 1.0, _ms, None),
+        (
+            f"matmuls: 16 independent {sizes.matmul}x{sizes.matmul}",
+            lambda m: graphs.matmuls(m, mats),
+            1.0,
+            _ms,
+            None,
+        ),
         ("MLP train step (batch 64, Adam)", graphs.mlp_train, 1.0, _ms, None),
-        (f"while loop of {sizes.iterations}, per iteration", lambda m: graphs.while_counter(m, sizes.iterations),
-         3.0, _us, None),
+        (
+            f"while loop of {sizes.iterations}, per iteration",
+            lambda m: graphs.while_counter(m, sizes.iterations),
+            3.0,
+            _us,
+            None,
+        ),
     ]
     figures, differ = [], []
     for name, build, limit, show, repeat in rows:
@@ -269,19 +315,30 @@ def launch_figure(sizes: Sizes) -> Figure:
     step, _, _, _ = time_pair(bench, None, None, sizes, config=config)
     rate = launches / step.best
     _progress("GPU launches")
-    return Figure(f"GPU launches/s, {sizes.launches} trivial kernels", f"{rate:,.0f}/s ({launches / step.median:,.0f}) "
-                  f"N={step.n}", f"{launches} launches per step", f"{rate:,.0f}", f">= {LAUNCH_TARGET:,.0f}",
-                  rate >= LAUNCH_TARGET)
+    return Figure(
+        f"GPU launches/s, {sizes.launches} trivial kernels",
+        f"{rate:,.0f}/s ({launches / step.median:,.0f}) N={step.n}",
+        f"{launches} launches per step",
+        f"{rate:,.0f}",
+        f">= {LAUNCH_TARGET:,.0f}",
+        rate >= LAUNCH_TARGET,
+    )
 
 
 def _thread_settings() -> list[tuple[str, ac.SessionConfig]]:
     cores = os.cpu_count() or 1
     default = ac.SessionConfig()
-    settings = [(f"default (inter {default.inter_op_threads} / intra {default.intra_op_threads or 'BLAS'})", default)]
+    settings = [
+        (f"default (inter {default.inter_op_threads} / intra {default.intra_op_threads or 'BLAS'})", default)
+    ]
     for inter in sorted({1, cores}):
         for intra in sorted({1, cores}):
-            settings.append((f"inter {inter} / intra {intra}",
-                             ac.SessionConfig(inter_op_threads=inter, intra_op_threads=intra)))
+            settings.append(
+                (
+                    f"inter {inter} / intra {intra}",
+                    ac.SessionConfig(inter_op_threads=inter, intra_op_threads=intra),
+                )
+            )
     return settings
 
 
@@ -317,9 +374,16 @@ def default_figures(sizes: Sizes, loaded: bool) -> list[Figure]:
         best_label = min(list(timings)[1:], key=lambda label: timings[label].best)
         d, b = timings[default_label], timings[best_label]
         ratio = d.best / b.best
-        figures.append(Figure(f"default/best {name}, {where}", f"{_ms(d)} N={d.n} {default_label}",
-                              f"{_ms(b)} {best_label}", f"{ratio:.2f} ({d.median / b.median:.2f})",
-                              f"<= {DEFAULT_TARGET:g}", ratio <= DEFAULT_TARGET))
+        figures.append(
+            Figure(
+                f"default/best {name}, {where}",
+                f"{_ms(d)} N={d.n} {default_label}",
+                f"{_ms(b)} {best_label}",
+                f"{ratio:.2f} ({d.median / b.median:.2f})",
+                f"<= {DEFAULT_TARGET:g}",
+                ratio <= DEFAULT_TARGET,
+            )
+        )
     return figures
 
 
@@ -327,20 +391,29 @@ def default_figures(sizes: Sizes, loaded: bool) -> list[Figure]:
 
 
 def print_table(figures: list[Figure], ref_name: str) -> int:
-    widths = [max(len(f.name) for f in figures), max(len(f.ours) for f in figures),
-              max(len("reference"), *(len(f.ref) for f in figures))]
+    widths = [
+        max(len(f.name) for f in figures),
+        max(len(f.ours) for f in figures),
+        max(len("reference"), *(len(f.ref) for f in figures)),
+    ]
     print()
-    print("best (median) of N timed runs after warm-up; value: antcolony / reference, of the bests (of the medians)")
+    print(
+        "best (median) of N timed runs after warm-up; value: antcolony / reference, of the bests (of the medians)"
+    )
     print(f"reference: {ref_name} for the ratios, the best thread setting for default/best")
     print("GPU launches: the value is launches per second")
-    print(f"{'figure':<{widths[0]}}  {'antcolony':<{widths[1]}}  {'reference':<{widths[2]}}  {'value':<15}"
-          f"{'target':<10}mark")
+    print(
+        f"{'figure':<{widths[0]}}  {'antcolony':<{widths[1]}}  {'reference':<{widths[2]}}  {'value':<15}"
+        f"{'target':<10}mark"
+    )
     missed = unjudged = 0
     for f in figures:
         mark = "" if not f.target else {True: "met", False: "MISSED", None: "not judged"}[f.met]
         missed += f.met is False
         unjudged += bool(f.target) and f.met is None
-        print(f"{f.name:<{widths[0]}}  {f.ours:<{widths[1]}}  {f.ref:<{widths[2]}}  {f.value:<15}{f.target:<10}{mark}")
+        print(
+            f"{f.name:<{widths[0]}}  {f.ours:<{widths[1]}}  {f.ref:<{widths[2]}}  {f.value:<15}{f.target:<10}{mark}"
+        )
     print()
     judged = sum(f.met is not None for f in figures)
     note = f"; {unjudged} not judged (no TF1 to compare with)" if unjudged else ""
@@ -349,16 +422,22 @@ def print_table(figures: list[Figure], ref_name: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
-    parser.add_argument("--no-tf", action="store_true", help="absolute figures only, even with tensorflow installed")
+    parser.add_argument(
+        "--no-tf", action="store_true", help="absolute figures only, even with tensorflow installed"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
     tf = None if args.no_tf else load_tf()
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     ref = f"TF1 {tf.__version__} (tf.compat.v1)" if tf is not None else "TF1"
-    print(f"antcolony executor benchmark under {loop}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.2f} at the start; inter-op {INTER} / intra-op {INTRA} on both sides")
+    print(
+        f"antcolony executor benchmark under {loop}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f} at the start; inter-op {INTER} / intra-op {INTRA} on both sides"
+    )
     if tf is None:
         why = "--no-tf" if args.no_tf else "tensorflow is not installed"
         print(f"TF1 not measured ({why}): absolute figures only, ratio targets not judged")
@@ -368,8 +447,11 @@ def main(argv: list[str] | None = None) -> int:
         figures += default_figures(sizes, loaded)
     print_table(figures, ref)
     if tf is not None:
-        print("first-run outputs equal on both sides (same graph, same values)" if not differ
-              else f"WARNING: first-run outputs differ from TF1's for: {', '.join(differ)}")
+        print(
+            "first-run outputs equal on both sides (same graph, same values)"
+            if not differ
+            else f"WARNING: first-run outputs differ from TF1's for: {', '.join(differ)}"
+        )
     print(f"took {time.perf_counter() - _START:.0f} s; load average {os.getloadavg()[0]:.2f} at the end")
     return 0  # a MISSED figure is a finding, not a failure of the run
 

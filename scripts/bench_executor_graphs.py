@@ -64,8 +64,14 @@ def matmuls(m: Any, mats: list[np.ndarray]) -> Bench:
     return Bench(g, done, dict(zip(phs, mats)))
 
 
-def mlp_train(m: Any, batch: int = 64, features: int = 64, hidden: tuple[int, ...] = (128, 64), classes: int = 10,
-              seed: int = 0) -> Bench:
+def mlp_train(
+    m: Any,
+    batch: int = 64,
+    features: int = 64,
+    hidden: tuple[int, ...] = (128, 64),
+    classes: int = 10,
+    seed: int = 0,
+) -> Bench:
     """One training step of a 3-layer MLP (the digits model's shape): dense layers with ReLU,
     sparse softmax cross entropy, Adam; weights and the batch are the same numpy arrays on both
     sides."""
@@ -100,9 +106,11 @@ def while_counter(m: Any, iterations: int) -> Bench:
     with g.as_default():
         limit = m.placeholder(m.int32, [], name="limit")
         x = m.placeholder(m.float32, [], name="x")
-        _, acc = m.while_loop(lambda i, a: m.less(i, limit),
-                              lambda i, a: (m.add(i, 1), m.add(m.multiply(a, 0.5), x)),
-                              [m.constant(0), m.constant(0.0)])
+        _, acc = m.while_loop(
+            lambda i, a: m.less(i, limit),
+            lambda i, a: (m.add(i, 1), m.add(m.multiply(a, 0.5), x)),
+            [m.constant(0), m.constant(0.0)],
+        )
     return Bench(g, acc, {limit: np.int32(iterations), x: np.float32(1.0)}, units=iterations)
 
 

@@ -67,8 +67,10 @@ def parallel_job(size: int = 512, width: int = 16) -> Job:
     with g.as_default():
         x = ac.placeholder(ac.float32, [size, size], name="x")
         with ac.device("/gpu:0"):
-            ws = [ac.Variable(rng.standard_normal((size, size)).astype(np.float32), name=f"w{i}")
-                  for i in range(width)]
+            ws = [
+                ac.Variable(rng.standard_normal((size, size)).astype(np.float32), name=f"w{i}")
+                for i in range(width)
+            ]
             out = ac.reduce_sum(ac.add_n([ac.matmul(x, w) for w in ws]))
         init = ac.global_variables_initializer()
     return Job(g, init, out, {x: np.ones((size, size), np.float32)})
@@ -85,8 +87,11 @@ def mlp_job(batch: int = 1024, hidden: tuple[int, ...] = (1024, 1024)) -> Job:
     return Job(model.graph, model.init_op, [model.loss, model.train_op], feed, {"default_device": "/gpu:0"})
 
 
-JOBS: dict[str, Callable[[], Job]] = {"8-matmul chain": chain_job, "16 parallel matmuls": parallel_job,
-                                      "digits MLP train": mlp_job}
+JOBS: dict[str, Callable[[], Job]] = {
+    "8-matmul chain": chain_job,
+    "16 parallel matmuls": parallel_job,
+    "digits MLP train": mlp_job,
+}
 
 
 @dataclass
@@ -141,14 +146,23 @@ def _write_config(path: Path, percent: int) -> None:
     os.replace(tmp, path)
 
 
-async def bench_job(name: str, job: Job, percents: tuple[int, ...], seconds: float, workdir: Path) -> list[Figure]:
+async def bench_job(
+    name: str, job: Job, percents: tuple[int, ...], seconds: float, workdir: Path
+) -> list[Figure]:
     path = workdir / f"{name.replace(' ', '_')}.json"
     _write_config(path, 100)
     # One BLAS thread per kernel: with numpy's default team per call, the simulated GPU's streams
     # and the CPU workers oversubscribe the cores and kernel times swing several-fold under load
     # (issue 12), which would measure BLAS contention, not pacing.
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=2048 * MiB, intra_op_threads=1,
-                              resource_config_file=str(path), config_poll_interval=0.05, **job.settings)
+    config = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=2048 * MiB,
+        intra_op_threads=1,
+        resource_config_file=str(path),
+        config_poll_interval=0.05,
+        **job.settings,
+    )
     figures = []
     async with ac.Session(job.graph, config=config) as sess:
         await sess.run(job.init)
@@ -164,10 +178,16 @@ async def bench_job(name: str, job: Job, percents: tuple[int, ...], seconds: flo
                 await sess.run(job.fetches, job.feed)
             steps = max(12, int(seconds / (base * 100 / p)))
             busy, times = await _measure(sess, job, steps)
-            figures.append(Figure(p, busy, statistics.median(times) * 1e3,
-                                  statistics.pstdev(times) / statistics.mean(times)))
-            print(f"  {name}: perfControl {p:3d}: busy {busy:.3f}  step {figures[-1].step_ms:7.1f} ms  "
-                  f"cv {figures[-1].cv:.3f}  ({steps} steps)", flush=True)
+            figures.append(
+                Figure(
+                    p, busy, statistics.median(times) * 1e3, statistics.pstdev(times) / statistics.mean(times)
+                )
+            )
+            print(
+                f"  {name}: perfControl {p:3d}: busy {busy:.3f}  step {figures[-1].step_ms:7.1f} ms  "
+                f"cv {figures[-1].cv:.3f}  ({steps} steps)",
+                flush=True,
+            )
         _write_config(path, 100)
     return figures
 
@@ -177,8 +197,9 @@ def print_table(results: dict[str, list[Figure]]) -> int:
     print()
     print("busy fraction (target perfControl/100 +- 0.05) / CV of paced step time (target <= 0.15);")
     print("unpaced: the job's own busy fraction / step-time CV and median step (a cap cannot bind above it)")
-    header = f"{'graph':<22}{'unpaced':>21}" + "".join(f"{'p=' + str(f.percent):>22}" for f in
-                                                       next(iter(results.values()))[1:])
+    header = f"{'graph':<22}{'unpaced':>21}" + "".join(
+        f"{'p=' + str(f.percent):>22}" for f in next(iter(results.values()))[1:]
+    )
     print(header)
     for name, figures in results.items():
         base, rest = figures[0], figures[1:]
@@ -194,7 +215,9 @@ def print_table(results: dict[str, list[Figure]]) -> int:
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="perfControl 25 and 75 only, short windows")
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time to aim at per figure")
     parser.add_argument("--graphs", nargs="*", choices=list(JOBS), default=list(JOBS))

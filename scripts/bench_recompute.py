@@ -48,7 +48,9 @@ def build(blocks: int, batch: int, width: int) -> tuple[ac.Graph, dict[str, Any]
             h = x
             for i in range(blocks):
                 with ac.name_scope(f"block{i}"):
-                    w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name="w")
+                    w = ac.Variable(
+                        (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name="w"
+                    )
                     gamma = ac.Variable(np.ones(width, np.float32), name="gamma")
                     beta = ac.Variable(np.zeros(width, np.float32), name="beta")
                     h = gelu(layer_norm(ac.matmul(h, w), gamma, beta))
@@ -69,14 +71,23 @@ async def measure(blocks: int, batch: int, width: int, steps: int, warmup: int) 
     runs: dict[str, dict[str, Any]] = {}
     for mode in modes:
         g, t = build(blocks, batch, width)
-        config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=4096 * MiB, memory_optimizer=mode)
-        runs[mode] = {"sess": ac.Session(g, config=config), "t": t, "feed": {t["x"]: xb, t["y"]: yb},
-                      "losses": [], "times": [], "cpu": [], "peaks": []}
+        config = ac.SessionConfig(
+            gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=4096 * MiB, memory_optimizer=mode
+        )
+        runs[mode] = {
+            "sess": ac.Session(g, config=config),
+            "t": t,
+            "feed": {t["x"]: xb, t["y"]: yb},
+            "losses": [],
+            "times": [],
+            "cpu": [],
+            "peaks": [],
+        }
     try:
         for r in runs.values():
             await r["sess"].run(r["t"]["init"])
         for i in range(warmup + steps):
-            for mode in (modes if i % 2 == 0 else modes[::-1]):
+            for mode in modes if i % 2 == 0 else modes[::-1]:
                 r = runs[mode]
                 sess, t = r["sess"], r["t"]
                 sess.reset_memory_peak("/gpu:0")
@@ -93,8 +104,16 @@ async def measure(blocks: int, batch: int, width: int, steps: int, warmup: int) 
     finally:
         for r in runs.values():
             await r["sess"].close()
-    return {mode: {"peak": max(r["peaks"]), "time": statistics.median(r["times"]), "cpu": statistics.median(r["cpu"]),
-                   "losses": r["losses"], "resident": r["resident"]} for mode, r in runs.items()}
+    return {
+        mode: {
+            "peak": max(r["peaks"]),
+            "time": statistics.median(r["times"]),
+            "cpu": statistics.median(r["cpu"]),
+            "losses": r["losses"],
+            "resident": r["resident"],
+        }
+        for mode, r in runs.items()
+    }
 
 
 def main() -> None:
@@ -107,17 +126,27 @@ def main() -> None:
     a = p.parse_args()
     res = ac.run(measure(a.blocks, a.batch, a.width, a.steps, a.warmup))
     off, on = res["off"], res["heuristics"]
-    print(f"training step: {a.blocks} blocks of matmul + layer norm + GELU (tanh), batch {a.batch}, width {a.width}, "
-          f"simulated GPU, GradientDescent")
+    print(
+        f"training step: {a.blocks} blocks of matmul + layer norm + GELU (tanh), batch {a.batch}, width {a.width}, "
+        f"simulated GPU, GradientDescent"
+    )
     print(f"  resident between steps (variables): {off['resident'] / MiB:8.2f} MiB")
     for name, r in (("recompute off       ", off), ("recompute heuristics", on)):
-        print(f"  {name}: peak {r['peak'] / MiB:8.2f} MiB, median step {r['time'] * 1e3:8.1f} ms wall, "
-              f"{r['cpu'] * 1e3:8.1f} ms CPU (of {a.steps}, steps of both modes alternated)")
-    print(f"  peak ratio (on/off): {on['peak'] / off['peak']:.3f} -> peak reduced by {100 * (1 - on['peak'] / off['peak']):.1f}%")
-    print(f"  step time ratio (on/off): {on['time'] / off['time']:.3f} -> step time cost {100 * (on['time'] / off['time'] - 1):+.1f}% "
-          f"(CPU time {100 * (on['cpu'] / off['cpu'] - 1):+.1f}%; wall time is noisy on a loaded machine)")
-    print(f"  losses identical: {off['losses'] == on['losses']} (first {off['losses'][0]:.6f}, "
-          f"last {off['losses'][-1]:.6f} vs {on['losses'][-1]:.6f})")
+        print(
+            f"  {name}: peak {r['peak'] / MiB:8.2f} MiB, median step {r['time'] * 1e3:8.1f} ms wall, "
+            f"{r['cpu'] * 1e3:8.1f} ms CPU (of {a.steps}, steps of both modes alternated)"
+        )
+    print(
+        f"  peak ratio (on/off): {on['peak'] / off['peak']:.3f} -> peak reduced by {100 * (1 - on['peak'] / off['peak']):.1f}%"
+    )
+    print(
+        f"  step time ratio (on/off): {on['time'] / off['time']:.3f} -> step time cost {100 * (on['time'] / off['time'] - 1):+.1f}% "
+        f"(CPU time {100 * (on['cpu'] / off['cpu'] - 1):+.1f}%; wall time is noisy on a loaded machine)"
+    )
+    print(
+        f"  losses identical: {off['losses'] == on['losses']} (first {off['losses'][0]:.6f}, "
+        f"last {off['losses'][-1]:.6f} vs {on['losses'][-1]:.6f})"
+    )
 
 
 if __name__ == "__main__":

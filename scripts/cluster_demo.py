@@ -59,10 +59,13 @@ def sample(client: Any, t0: float) -> tuple[Sample, list[dict[str, Any]]]:
             step = status.get("miniBatchDuration")
             base = job.get("baseline_us")
             jobs[job["job_id"]] = {
-                "gpu": job["gpu"], "priority": job["priority"],
+                "gpu": job["gpu"],
+                "priority": job["priority"],
                 "step_ms": step / 1000 if isinstance(step, (int, float)) and step > 0 else None,
-                "baseline_ms": base / 1000 if base else None, "perf": config.get("perfControl"),
-                "mem_asked": config.get("maxDeviceMem"), "dev_used": status.get("deviceMemUsedMax"),
+                "baseline_ms": base / 1000 if base else None,
+                "perf": config.get("perfControl"),
+                "mem_asked": config.get("maxDeviceMem"),
+                "dev_used": status.get("deviceMemUsedMax"),
             }
             if isinstance(status.get("deviceMemUsedNvidia"), int) and status["deviceMemUsedNvidia"] >= 0:
                 totals[job["gpu"]] = max(totals.get(job["gpu"], 0), status["deviceMemUsedNvidia"])
@@ -91,13 +94,17 @@ def figures(run: Run, guaranteed: str, capacity: int) -> list[str]:
     out = []
     if run.arrival is not None:
         ok = [s.t for s in run.samples if s.t >= run.arrival and on_target(s, guaranteed)]
-        out.append(f"guaranteed job {guaranteed}: step time within {DEGRADED}x its baseline "
-                   + (f"{ok[0] - run.arrival:.1f} s after its arrival" if ok else "never (MISSED)"))
+        out.append(
+            f"guaranteed job {guaranteed}: step time within {DEGRADED}x its baseline "
+            + (f"{ok[0] - run.arrival:.1f} s after its arrival" if ok else "never (MISSED)")
+        )
     used = [sum(s.device_total.values()) for s in run.samples if s.device_total]
     if used:
-        out.append(f"GPU memory in use across the cluster: mean {sum(used) / len(used) / MiB:.0f} MiB, "
-                   f"max {max(used) / MiB:.0f} MiB of {capacity / MiB:.0f} MiB "
-                   f"({sum(used) / len(used) / capacity:.0%} mean utilisation)")
+        out.append(
+            f"GPU memory in use across the cluster: mean {sum(used) / len(used) / MiB:.0f} MiB, "
+            f"max {max(used) / MiB:.0f} MiB of {capacity / MiB:.0f} MiB "
+            f"({sum(used) / len(used) / capacity:.0%} mean utilisation)"
+        )
     return out
 
 
@@ -116,18 +123,34 @@ def plot(run: Run, path: str) -> str:
         js = [s.jobs[job_id] for s in run.samples if job_id in s.jobs]
         label = f"{job_id} ({js[0]['priority']}, {js[0]['gpu']})"
         axes[0].plot(t, [j["step_ms"] or float("nan") for j in js], label=label)
-        axes[1].step(t, [j["perf"] if j["perf"] is not None else float("nan") for j in js], where="post", label=label)
+        axes[1].step(
+            t, [j["perf"] if j["perf"] is not None else float("nan") for j in js], where="post", label=label
+        )
         axes[2].plot(t, [(j["dev_used"] or 0) / MiB for j in js], label=label)
     for d in run.decisions:
         for ax in axes:
             ax.axvline(d["t_rel"], color="grey", linewidth=0.6, linestyle=":")
-        axes[1].annotate(f"{d['job']}: perf {d['perfControl']}", (d["t_rel"], 1.0),
-                         xycoords=("data", "axes fraction"), rotation=90, fontsize=6, va="top")
+        axes[1].annotate(
+            f"{d['job']}: perf {d['perfControl']}",
+            (d["t_rel"], 1.0),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=6,
+            va="top",
+        )
     if run.arrival is not None:
         for ax in axes:
             ax.axvline(run.arrival, color="red", linewidth=1)
-        axes[0].annotate("guaranteed job arrives", (run.arrival, 1.0), xycoords=("data", "axes fraction"),
-                         xytext=(3, -3), textcoords="offset points", va="top", fontsize=8, color="red")
+        axes[0].annotate(
+            "guaranteed job arrives",
+            (run.arrival, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -3),
+            textcoords="offset points",
+            va="top",
+            fontsize=8,
+            color="red",
+        )
     axes[0].set_ylabel("step time (ms)")
     axes[1].set_ylabel("perfControl")
     axes[2].set_ylabel("device MiB used")
@@ -142,15 +165,24 @@ def plot(run: Run, path: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seconds", type=float, default=12.0, help="seconds to watch after the guaranteed job arrives")
+    p.add_argument(
+        "--seconds", type=float, default=12.0, help="seconds to watch after the guaranteed job arrives"
+    )
     p.add_argument("--before", type=float, default=6.0, help="seconds the opportunistic jobs run alone")
-    p.add_argument("--settle", type=float, default=None,
-                   help="stop watching this many seconds after the guaranteed job is back within "
-                        f"{DEGRADED}x its baseline (default: watch for all of --seconds)")
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        help="stop watching this many seconds after the guaranteed job is back within "
+        f"{DEGRADED}x its baseline (default: watch for all of --seconds)",
+    )
     p.add_argument("--out", default="cluster_demo.png")
-    p.add_argument("--address", default=None,
-                   help="an existing Ray cluster with simulated GPUs sim_gpu_0 and sim_gpu_1 (default: start a "
-                        "two-node local one); the job script must be at this path on its nodes")
+    p.add_argument(
+        "--address",
+        default=None,
+        help="an existing Ray cluster with simulated GPUs sim_gpu_0 and sim_gpu_1 (default: start a "
+        "two-node local one); the job script must be at this path on its nodes",
+    )
     args = p.parse_args(argv)
     from antcolony.cluster import client
     from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, connect, loopback_only, node_sim_gpus
@@ -169,27 +201,48 @@ def main(argv: list[str] | None = None) -> int:
         from ray import cluster_utils
 
         os.environ[CLUSTER_DIR_ENV] = str(workdir / "cluster")  # the nodes' processes inherit it
-        cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False,
-            "resources": {GPUS[0]: 1, "sim_gpu_mib": GPU_MIB}})
+        cluster = cluster_utils.Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 1,
+                "node_ip_address": "127.0.0.1",
+                "include_dashboard": False,
+                "resources": {GPUS[0]: 1, "sim_gpu_mib": GPU_MIB},
+            },
+        )
     run, jobs = Run(), []
     try:
         if cluster is not None:
-            cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={GPUS[1]: 1, "sim_gpu_mib": GPU_MIB})
+            cluster.add_node(
+                num_cpus=1, node_ip_address="127.0.0.1", resources={GPUS[1]: 1, "sim_gpu_mib": GPU_MIB}
+            )
             cluster.wait_for_nodes()
         connect(args.address or cluster.address, log_to_driver=False)
-        gpus = {name: mem for node in ray.nodes() if node.get("Alive") for name, mem in node_sim_gpus(node).items()}
+        gpus = {
+            name: mem
+            for node in ray.nodes()
+            if node.get("Alive")
+            for name, mem in node_sim_gpus(node).items()
+        }
         if any(gpu not in gpus for gpu in GPUS):
-            print(f"the cluster needs the simulated GPUs {', '.join(GPUS)} (it has {sorted(gpus) or 'none'}): "
-                  "start its nodes with ray start --resources '{\"sim_gpu_0\": 1, \"sim_gpu_mib\": 128}'",
-                  file=sys.stderr)
+            print(
+                f"the cluster needs the simulated GPUs {', '.join(GPUS)} (it has {sorted(gpus) or 'none'}): "
+                'start its nodes with ray start --resources \'{"sim_gpu_0": 1, "sim_gpu_mib": 128}\'',
+                file=sys.stderr,
+            )
             return 2
         gpu_mib = min(gpus[gpu] for gpu in GPUS) >> 20  # the jobs' simulated GPU is the node's
         job_args = ["--width", "256", "--batch", "256", "--sim-gpu-memory-mib", str(gpu_mib), "--every", "5"]
 
         def submit(name: str, priority: str, gpu: str, mib: int) -> None:
-            job_id, _ = client.submit(JOB, [*job_args, "--stop", str(workdir / f"{name}.stop")],
-                                      gpu_memory=mib * MiB, priority=priority, gpu=gpu, job_id=name)
+            job_id, _ = client.submit(
+                JOB,
+                [*job_args, "--stop", str(workdir / f"{name}.stop")],
+                gpu_memory=mib * MiB,
+                priority=priority,
+                gpu=gpu,
+                job_id=name,
+            )
             jobs.append(job_id)
             print(f"--- submitted {job_id}: {priority} on {gpu}", flush=True)
 
@@ -208,12 +261,15 @@ def main(argv: list[str] | None = None) -> int:
                 end = min(end, time.time() + args.settle)
             time.sleep(0.5)
         _, decisions = sample(client, t0)
-        run.decisions = sorted(({**d, "t_rel": d["t"] - t0} for d in decisions if d["t"] >= t0 - 5),
-                               key=lambda d: d["t_rel"])
+        run.decisions = sorted(
+            ({**d, "t_rel": d["t"] - t0} for d in decisions if d["t"] >= t0 - 5), key=lambda d: d["t_rel"]
+        )
         print("decisions:")
         for d in run.decisions:
-            print(f"  t={d['t_rel']:5.1f}s {d['job']}: maxDeviceMem {d['maxDeviceMem'] / MiB:.0f} MiB, "
-                  f"perfControl {d['perfControl']}: {d['reason']}")
+            print(
+                f"  t={d['t_rel']:5.1f}s {d['job']}: maxDeviceMem {d['maxDeviceMem'] / MiB:.0f} MiB, "
+                f"perfControl {d['perfControl']}: {d['reason']}"
+            )
         for text in figures(run, "guar", sum(gpus[gpu] for gpu in GPUS)):
             print(text)
         print(plot(run, args.out))

@@ -30,7 +30,9 @@ def build(batch: int, width: int, depth: int, seed: int) -> tuple[ac.Graph, dict
         y = ac.placeholder(ac.float32, [batch, 1], name="y")
         h = x
         for i in range(depth):
-            w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
+            w = ac.Variable(
+                (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}"
+            )
             h = ac.nn.relu(ac.matmul(h, w))
         out = ac.matmul(h, ac.Variable(np.full((width, 1), 0.01, np.float32), name="head"))
         loss = ac.reduce_mean(ac.square(out - y))
@@ -42,10 +44,18 @@ def build(batch: int, width: int, depth: int, seed: int) -> tuple[ac.Graph, dict
 async def run(args: argparse.Namespace, limit: int | None, raise_at: int | None, label: str) -> list[float]:
     g, t = build(args.batch, args.width, args.depth, args.seed)
     rng = np.random.default_rng(args.seed + 1)
-    feed = {t["x"]: rng.standard_normal((args.batch, args.width)).astype(np.float32),
-            t["y"]: rng.standard_normal((args.batch, 1)).astype(np.float32)}
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.gpu_memory * MiB,
-                              allow_growth=True, vmem=True, intra_op_threads=1)
+    feed = {
+        t["x"]: rng.standard_normal((args.batch, args.width)).astype(np.float32),
+        t["y"]: rng.standard_normal((args.batch, 1)).astype(np.float32),
+    }
+    config = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=args.gpu_memory * MiB,
+        allow_growth=True,
+        vmem=True,
+        intra_op_threads=1,
+    )
     losses = []
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])
@@ -60,13 +70,17 @@ async def run(args: argparse.Namespace, limit: int | None, raise_at: int | None,
             _, loss = await sess.run([t["train"], t["loss"]], feed)
             stats = sess.memory_stats("/gpu:0")
             losses.append(float(loss))
-            print(f"  step {step:2d}  loss {loss:9.5f}  device peak {stats.window_peak_bytes_in_use / MiB:7.1f} MiB  "
-                  f"host peak {stats.host_window_peak_bytes_in_use / MiB:7.1f} MiB  "
-                  f"new host fallbacks {stats.num_host_fallbacks - before:4d}")
+            print(
+                f"  step {step:2d}  loss {loss:9.5f}  device peak {stats.window_peak_bytes_in_use / MiB:7.1f} MiB  "
+                f"host peak {stats.host_window_peak_bytes_in_use / MiB:7.1f} MiB  "
+                f"new host fallbacks {stats.num_host_fallbacks - before:4d}"
+            )
             sess.reset_memory_peak("/gpu:0")
         stats = sess.memory_stats("/gpu:0")
-        print(f"  total host fallbacks {stats.num_host_fallbacks} (last reason: {stats.swap_reason or '-'}), "
-              f"host peak {stats.host_peak_bytes_in_use / MiB:.1f} MiB, device peak {stats.peak_bytes_in_use / MiB:.1f} MiB")
+        print(
+            f"  total host fallbacks {stats.num_host_fallbacks} (last reason: {stats.swap_reason or '-'}), "
+            f"host peak {stats.host_peak_bytes_in_use / MiB:.1f} MiB, device peak {stats.peak_bytes_in_use / MiB:.1f} MiB"
+        )
     return losses
 
 
@@ -82,22 +96,33 @@ def main() -> None:
     reference = ac.run(run(args, None, None, "unlimited GPU"))
     need = _peak_need(args)
     limit = int(need / 1.5)
-    print(f"a step needs about {need / MiB:.0f} MiB on the GPU; limiting the job to {limit / MiB:.0f} MiB (1/1.5)")
+    print(
+        f"a step needs about {need / MiB:.0f} MiB on the GPU; limiting the job to {limit / MiB:.0f} MiB (1/1.5)"
+    )
     squeezed = ac.run(run(args, limit, None, "limited GPU, vmem on"))
     raised = ac.run(run(args, limit, args.steps // 2 + 1, "limited, raised mid-run"))
     same = np.allclose(squeezed, reference, rtol=1e-5) and np.allclose(raised, reference, rtol=1e-5)
-    print(f"loss curves identical to the unlimited run: {same} "
-          f"(max relative difference {max(abs(a - b) / abs(b) for a, b in zip(squeezed + raised, reference * 2)):.2e})")
+    print(
+        f"loss curves identical to the unlimited run: {same} "
+        f"(max relative difference {max(abs(a - b) / abs(b) for a, b in zip(squeezed + raised, reference * 2)):.2e})"
+    )
 
 
 def _peak_need(args: argparse.Namespace) -> int:
     async def measure() -> int:
         g, t = build(args.batch, args.width, args.depth, args.seed)
-        config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.gpu_memory * MiB,
-                                  allow_growth=True, intra_op_threads=1)
+        config = ac.SessionConfig(
+            gpu_backend="sim",
+            sim_gpu_count=1,
+            sim_gpu_memory=args.gpu_memory * MiB,
+            allow_growth=True,
+            intra_op_threads=1,
+        )
         rng = np.random.default_rng(args.seed + 1)
-        feed = {t["x"]: rng.standard_normal((args.batch, args.width)).astype(np.float32),
-                t["y"]: rng.standard_normal((args.batch, 1)).astype(np.float32)}
+        feed = {
+            t["x"]: rng.standard_normal((args.batch, args.width)).astype(np.float32),
+            t["y"]: rng.standard_normal((args.batch, 1)).astype(np.float32),
+        }
         async with ac.Session(g, config=config) as sess:
             await sess.run(t["init"])
             await sess.run(t["train"], feed)

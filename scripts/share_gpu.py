@@ -98,9 +98,23 @@ class Job:
 async def start(job: Job, args: argparse.Namespace, env: dict[str, str]) -> None:
     env = {**env, "GPU_CONFIG_FILE": str(job.config_path), "GPU_STATUS_FILE": str(job.status_path)}
     job.proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "antcolony", "run", str(JOB_SCRIPT), "--width", str(args.width),
-        "--batch", str(args.batch), "--seed", str(ord(job.name)), "--sim-gpu-memory-mib", str(args.gpu_mib),
-        "--stop", str(job.stop_path), env=env, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "antcolony",
+        "run",
+        str(JOB_SCRIPT),
+        "--width",
+        str(args.width),
+        "--batch",
+        str(args.batch),
+        "--seed",
+        str(ord(job.name)),
+        "--sim-gpu-memory-mib",
+        str(args.gpu_mib),
+        "--stop",
+        str(job.stop_path),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
     )
 
 
@@ -121,9 +135,11 @@ def _mib(value: Any) -> str:
 
 def describe(job: Job, gpu: dict[str, Any], rate: float) -> str:
     limit = gpu.get("deviceMemLimit")
-    text = (f"{job.name} perf {job.perf:3d} {rate:5.1f} steps/s  dev {_mib(gpu.get('deviceMemUsedMax'))} "
-            f"limit {_mib(limit)} (asked {_mib(job.asked)})  host {_mib(gpu.get('hostMemUsedMax'))} "
-            f"fallbacks {gpu.get('hostFallbacks', '-')}")
+    text = (
+        f"{job.name} perf {job.perf:3d} {rate:5.1f} steps/s  dev {_mib(gpu.get('deviceMemUsedMax'))} "
+        f"limit {_mib(limit)} (asked {_mib(job.asked)})  host {_mib(gpu.get('hostMemUsedMax'))} "
+        f"fallbacks {gpu.get('hostFallbacks', '-')}"
+    )
     return text
 
 
@@ -155,7 +171,9 @@ PHASES = [
 ]
 
 
-async def schedule(a: Job, b: Job, args: argparse.Namespace, t0: float, marks: list[tuple[float, str]]) -> None:
+async def schedule(
+    a: Job, b: Job, args: argparse.Namespace, t0: float, marks: list[tuple[float, str]]
+) -> None:
     capacity, shrink = args.gpu_mib * MiB, args.shrink_mib * MiB
     for label, apply in PHASES:
         marks.append((time.time() - t0, label))
@@ -180,17 +198,46 @@ def plot(jobs: list[Job], marks: list[tuple[float, str]], capacity: int, path: s
         t = [s.t for s in job.samples]
         c = colors.get(job.name)
         ax_rate.plot(t, [s.rate for s in job.samples], color=c, label=f"job {job.name}")
-        ax_dev.plot(t, [s.gpu.get("deviceMemUsedMax", float("nan")) / MiB for s in job.samples], color=c,
-                    label=f"job {job.name} device used (max per window)")
-        ax_dev.step(t, [s.gpu.get("deviceMemLimit", float("nan")) / MiB for s in job.samples], where="post",
-                    color=c, linestyle="--", label=f"job {job.name} limit reached")
-        ax_dev.step(t, [s.asked / MiB for s in job.samples], where="post", color=c, linestyle=":", linewidth=2,
-                    label=f"job {job.name} limit asked")
-        ax_host.plot(t, [s.gpu.get("hostMemUsedMax", float("nan")) / MiB for s in job.samples], color=c,
-                     label=f"job {job.name} host memory (max per window)")
-        ax_count.step(t, [s.gpu.get("hostFallbacks", float("nan")) for s in job.samples], where="post", color=c,
-                      linestyle="--", label=f"job {job.name} host fallbacks (total)")
-    total = [(s.t, s.gpu["deviceMemUsedNvidia"] / MiB) for s in jobs[0].samples if "deviceMemUsedNvidia" in s.gpu]
+        ax_dev.plot(
+            t,
+            [s.gpu.get("deviceMemUsedMax", float("nan")) / MiB for s in job.samples],
+            color=c,
+            label=f"job {job.name} device used (max per window)",
+        )
+        ax_dev.step(
+            t,
+            [s.gpu.get("deviceMemLimit", float("nan")) / MiB for s in job.samples],
+            where="post",
+            color=c,
+            linestyle="--",
+            label=f"job {job.name} limit reached",
+        )
+        ax_dev.step(
+            t,
+            [s.asked / MiB for s in job.samples],
+            where="post",
+            color=c,
+            linestyle=":",
+            linewidth=2,
+            label=f"job {job.name} limit asked",
+        )
+        ax_host.plot(
+            t,
+            [s.gpu.get("hostMemUsedMax", float("nan")) / MiB for s in job.samples],
+            color=c,
+            label=f"job {job.name} host memory (max per window)",
+        )
+        ax_count.step(
+            t,
+            [s.gpu.get("hostFallbacks", float("nan")) for s in job.samples],
+            where="post",
+            color=c,
+            linestyle="--",
+            label=f"job {job.name} host fallbacks (total)",
+        )
+    total = [
+        (s.t, s.gpu["deviceMemUsedNvidia"] / MiB) for s in jobs[0].samples if "deviceMemUsedNvidia" in s.gpu
+    ]
     if total:
         ax_dev.plot(*zip(*total), color="black", linewidth=1, label="device total, both processes")
     ax_dev.axhline(capacity / MiB, color="red", linewidth=1, label="device capacity")
@@ -201,8 +248,15 @@ def plot(jobs: list[Job], marks: list[tuple[float, str]], capacity: int, path: s
                 ax.axvspan(t, marks[i + 1][0], color="grey", alpha=0.08)
     for t, label in marks[:-1]:
         number, text = label.split(": ", 1)
-        ax_rate.annotate(f"phase {number}\n{text}", (t, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
-                         textcoords="offset points", va="top", fontsize=8)
+        ax_rate.annotate(
+            f"phase {number}\n{text}",
+            (t, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -3),
+            textcoords="offset points",
+            va="top",
+            fontsize=8,
+        )
     ax_rate.set_ylabel("steps/s")
     ax_dev.set_ylabel("GPU MiB")
     ax_host.set_ylabel("host MiB")
@@ -212,7 +266,9 @@ def plot(jobs: list[Job], marks: list[tuple[float, str]], capacity: int, path: s
     ax_rate.set_ylim(bottom=0, top=max(1.0, ax_rate.get_ylim()[1] * 1.25))
     for ax in (ax_rate, ax_dev, ax_host):
         ax.legend(fontsize=7, loc="center left")
-    fig.suptitle("Two jobs (two processes) sharing one simulated GPU; the scheduler writes configs, reads status files")
+    fig.suptitle(
+        "Two jobs (two processes) sharing one simulated GPU; the scheduler writes configs, reads status files"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return f"plot written to {path}"

@@ -34,7 +34,9 @@ def build(width: int, batch: int, seed: int) -> tuple[ac.Graph, dict[str, Any]]:
         y = ac.placeholder(ac.float32, [batch, 1], name="y")
         h = x
         for i in range(3):
-            w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
+            w = ac.Variable(
+                (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}"
+            )
             h = ac.nn.relu(ac.matmul(h, w))
         head = ac.Variable(np.zeros((width, 1), np.float32), name="head")
         loss = ac.reduce_mean(ac.square(ac.matmul(h, head) - y))
@@ -61,8 +63,14 @@ async def main() -> int:
     args = p.parse_args()
     g, t = build(args.width, args.batch, args.seed)
     # config and status paths come from GPU_CONFIG_FILE / GPU_STATUS_FILE, as AntMan's jobs
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
-                              intra_op_threads=1, config_poll_interval=0.1, statistics_interval=0.25)
+    config = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
+        intra_op_threads=1,
+        config_poll_interval=0.1,
+        statistics_interval=0.25,
+    )
     counter = [0]
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])

@@ -80,12 +80,20 @@ class Report:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "seed": self.seed, "seconds": round(self.seconds, 1), "faults": self.injected,
-            "config_rewrites": self.subkinds, "steps": self.steps,
-            "first_loss": self.first_loss, "last_loss": self.last_loss,
-            "checks": self.tally.checked, "leaks": [str(leak) for leak in self.tally.leaks],
-            "failures": self.failures, "runtime_pools": self.pools, "threads_after_exit": self.threads_after_exit,
-            "baseline": self.baseline, "ok": self.ok,
+            "seed": self.seed,
+            "seconds": round(self.seconds, 1),
+            "faults": self.injected,
+            "config_rewrites": self.subkinds,
+            "steps": self.steps,
+            "first_loss": self.first_loss,
+            "last_loss": self.last_loss,
+            "checks": self.tally.checked,
+            "leaks": [str(leak) for leak in self.tally.leaks],
+            "failures": self.failures,
+            "runtime_pools": self.pools,
+            "threads_after_exit": self.threads_after_exit,
+            "baseline": self.baseline,
+            "ok": self.ok,
         }
 
 
@@ -105,7 +113,9 @@ async def _slow_step_seconds(world: World) -> float:
 async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
     loop = asyncio.get_running_loop()
     # named, so the checks can tell the loop's pool (asyncio.to_thread) from a stray thread
-    loop.set_default_executor(ThreadPoolExecutor(LOOP_EXECUTOR_THREADS, thread_name_prefix=LOOP_EXECUTOR_PREFIX))
+    loop.set_default_executor(
+        ThreadPoolExecutor(LOOP_EXECUTOR_THREADS, thread_name_prefix=LOOP_EXECUTOR_PREFIX)
+    )
     write_file_atomic(os.path.join(workdir, "gpu_config.json"), valid_text(100, 256 * MiB).encode())
     job = build_job(args.seed)
     world = World(open_session(job, workdir), job, workdir, random.Random(args.seed), slow_s=0.0)
@@ -115,13 +125,21 @@ async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
     for _ in range(2):
         report.last_loss = await train_step(world.sess, job)
     base = Baseline.take(world.sess)
-    report.baseline = {"bytes_in_use": base.bytes_in_use, "host_bytes_in_use": base.host_bytes_in_use,
-                       "threads": sorted(base.threads), "actors": base.actors, "runtime tasks": base.tasks,
-                       "held after close": 0}
-    print(f"soak: seed {args.seed}, {args.duration:.0f} s, work dir {workdir}; slow step "
-          f"{world.slow_s * 1000:.0f} ms; baseline: device {base.bytes_in_use} B, host {base.host_bytes_in_use} B, "
-          f"threads outside the runtime's pools {sorted(base.threads)}, actors {base.actors}, "
-          f"runtime tasks {base.tasks}", flush=True)
+    report.baseline = {
+        "bytes_in_use": base.bytes_in_use,
+        "host_bytes_in_use": base.host_bytes_in_use,
+        "threads": sorted(base.threads),
+        "actors": base.actors,
+        "runtime tasks": base.tasks,
+        "held after close": 0,
+    }
+    print(
+        f"soak: seed {args.seed}, {args.duration:.0f} s, work dir {workdir}; slow step "
+        f"{world.slow_s * 1000:.0f} ms; baseline: device {base.bytes_in_use} B, host {base.host_bytes_in_use} B, "
+        f"threads outside the runtime's pools {sorted(base.threads)}, actors {base.actors}, "
+        f"runtime tasks {base.tasks}",
+        flush=True,
+    )
     started = time.monotonic()
     try:
         await _loop(world, base, report, args, started)
@@ -136,7 +154,9 @@ async def soak(args: argparse.Namespace, workdir: str, report: Report) -> None:
             report.failures.append(f"HANG: closing the session at the end took over {args.hang:.0f} s")
 
 
-async def _loop(world: World, base: Baseline, report: Report, args: argparse.Namespace, started: float) -> None:
+async def _loop(
+    world: World, base: Baseline, report: Report, args: argparse.Namespace, started: float
+) -> None:
     next_progress = started + args.every
     number = 0
     kinds = list(FAULTS)
@@ -204,10 +224,13 @@ async def _inject(world: World, kind: str, number: int, report: Report, args: ar
 
 def _progress(report: Report, world: World, started: float, number: int) -> None:
     stats = world.sess.memory_stats("/gpu:0")
-    print(f"[{time.monotonic() - started:7.1f} s] faults {number} ({_counts(report.injected)}), "
-          f"steps {report.steps}, loss {report.last_loss:.3g}, device {stats.bytes_in_use} B, "
-          f"host {stats.host_bytes_in_use} B, leaks {len(report.tally.leaks)}, "
-          f"failures {len(report.failures)}", flush=True)
+    print(
+        f"[{time.monotonic() - started:7.1f} s] faults {number} ({_counts(report.injected)}), "
+        f"steps {report.steps}, loss {report.last_loss:.3g}, device {stats.bytes_in_use} B, "
+        f"host {stats.host_bytes_in_use} B, leaks {len(report.tally.leaks)}, "
+        f"failures {len(report.failures)}",
+        flush=True,
+    )
 
 
 def print_summary(report: Report, settle: float) -> None:
@@ -215,22 +238,30 @@ def print_summary(report: Report, settle: float) -> None:
     print(f"=== soak summary: seed {report.seed}, {report.seconds:.1f} s ===")
     print(f"faults injected: {total} ({_counts(report.injected)})")
     print(f"  config rewrites: {_counts(report.subkinds) or 'none'}")
-    print(f"normal training steps: {report.steps}, loss {report.first_loss:.3g} at the start, "
-          f"{report.last_loss:.3g} at the end (the weights carried over every close)")
+    print(
+        f"normal training steps: {report.steps}, loss {report.first_loss:.3g} at the start, "
+        f"{report.last_loss:.3g} at the end (the weights carried over every close)"
+    )
     print(f"after each fault, back to the baseline within {settle:.1f} s:")
     for figure in FIGURES:
         checked, missed = report.tally.checked.get(figure, 0), report.tally.missed(figure)
         base = report.baseline.get(figure)
         shown = f"{len(base)} thread(s)" if isinstance(base, list) else base
-        verdict = f"MISSED after {missed}/{checked} faults" if missed else f"ok after {checked}/{checked} faults"
+        verdict = (
+            f"MISSED after {missed}/{checked} faults" if missed else f"ok after {checked}/{checked} faults"
+        )
         slowest = report.tally.settle_s.get(figure)
         extra = f" (slowest {slowest:.2f} s)" if slowest is not None else ""
         print(f"  {figure:18s} baseline {shown}: {verdict}{extra}")
-    print(f"  (the runtime's pools, within their sizes, are not left behind; threads by pool at the end: "
-          f"{_counts(report.pools)})")
+    print(
+        f"  (the runtime's pools, within their sizes, are not left behind; threads by pool at the end: "
+        f"{_counts(report.pools)})"
+    )
     exit_threads = ", ".join(report.threads_after_exit) or "none"
-    print(f"  threads alive after the runtime shut down: "
-          f"{'MISSED: ' + exit_threads if report.threads_after_exit else 'none'}")
+    print(
+        f"  threads alive after the runtime shut down: "
+        f"{'MISSED: ' + exit_threads if report.threads_after_exit else 'none'}"
+    )
     for leak in report.tally.leaks:
         print(f"  {leak}")
     for failure in report.failures:
@@ -245,7 +276,9 @@ def main() -> int:
     length.add_argument("--minutes", type=float, default=5.0, help="how long to soak (default 5)")
     length.add_argument("--seconds", type=float, help="how long to soak, in seconds (short runs)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--settle", type=float, default=5.0, help="seconds a figure may take to return to baseline")
+    p.add_argument(
+        "--settle", type=float, default=5.0, help="seconds a figure may take to return to baseline"
+    )
     p.add_argument("--hang", type=float, default=60.0, help="seconds after which a fault counts as hung")
     p.add_argument("--every", type=float, default=10.0, help="seconds between progress lines")
     p.add_argument("--json", help="also write the summary as JSON to this file")
@@ -254,7 +287,9 @@ def main() -> int:
     args = p.parse_args()
     args.duration = args.seconds if args.seconds is not None else args.minutes * 60
     if args.log_level:
-        logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
     report = Report(args.seed)
     with tempfile.TemporaryDirectory(prefix="antcolony-soak-") as workdir:
         # the simulated GPU's memory ledger is private, so other jobs on the machine cannot

@@ -55,8 +55,11 @@ def pool_size(pool: str) -> int:
     """How many threads ``pool`` may have (the sizes the soak's SessionConfig sets)."""
     if pool.startswith("sim-gpu"):
         return 1  # a stream is one thread
-    sizes = {LOOP_EXECUTOR_PREFIX: LOOP_EXECUTOR_THREADS, "antcolony-cpu": INTER_OP_THREADS,
-             "antcolony-cpu-prio": CPU_PRIORITY_THREADS}
+    sizes = {
+        LOOP_EXECUTOR_PREFIX: LOOP_EXECUTOR_THREADS,
+        "antcolony-cpu": INTER_OP_THREADS,
+        "antcolony-cpu-prio": CPU_PRIORITY_THREADS,
+    }
     # the engine's pools: at most a thread per core (its CPU worker pool), fewer on the GPU
     return sizes.get(pool, max(4, os.cpu_count() or 1))
 
@@ -88,8 +91,9 @@ class Baseline:
     def take(sess: ac.Session) -> Baseline:
         stats = sess.memory_stats("/gpu:0")
         rt = get_runtime().stats()
-        return Baseline(stats.bytes_in_use, stats.host_bytes_in_use, stray_threads(), rt.actors_alive,
-                        rt.tasks_pending)
+        return Baseline(
+            stats.bytes_in_use, stats.host_bytes_in_use, stray_threads(), rt.actors_alive, rt.tasks_pending
+        )
 
 
 @dataclass
@@ -128,8 +132,9 @@ async def _settle(read: Callable[[], int], target: int, deadline: float) -> tupl
         await asyncio.sleep(0.005)
 
 
-async def check_baseline(sess: ac.Session, base: Baseline, fault: str, number: int, within: float,
-                         tally: Tally) -> list[Leak]:
+async def check_baseline(
+    sess: ac.Session, base: Baseline, fault: str, number: int, within: float, tally: Tally
+) -> list[Leak]:
     """Compare every figure with ``base``, each polled for up to ``within`` seconds."""
     deadline = time.monotonic() + within
     leaks: list[Leak] = []
@@ -149,16 +154,29 @@ async def check_baseline(sess: ac.Session, base: Baseline, fault: str, number: i
         tally.settle_s[figure] = max(tally.settle_s.get(figure, 0.0), took)
         tally.checked[figure] = tally.checked.get(figure, 0) + 1
         if value != target:
-            leaks.append(Leak(fault, number, figure,
-                              f"{value} vs baseline {target} ({value - target:+d} {unit}) {within:.1f} s after the fault"))
+            leaks.append(
+                Leak(
+                    fault,
+                    number,
+                    figure,
+                    f"{value} vs baseline {target} ({value - target:+d} {unit}) {within:.1f} s after the fault",
+                )
+            )
     stray = await _settle_threads(base.threads, deadline)
     tally.checked["threads"] = tally.checked.get("threads", 0) + 1
     if stray:
         leaks.append(Leak(fault, number, "threads", f"{len(stray)} left behind: {', '.join(sorted(stray))}"))
     for pool, count in pool_threads().items():
         if count > pool_size(pool):
-            leaks.append(Leak(fault, number, "threads", f"pool {pool} has {count} threads, "
-                              f"{count - pool_size(pool):+d} over its size {pool_size(pool)}"))
+            leaks.append(
+                Leak(
+                    fault,
+                    number,
+                    "threads",
+                    f"pool {pool} has {count} threads, "
+                    f"{count - pool_size(pool):+d} over its size {pool_size(pool)}",
+                )
+            )
     tally.leaks.extend(leaks)
     return leaks
 
@@ -173,6 +191,7 @@ async def _settle_threads(base: frozenset[str], deadline: float) -> frozenset[st
 
 async def check_closed(sess: ac.Session, fault: str, number: int, within: float, tally: Tally) -> list[Leak]:
     """The only session of the process is closed: device and host bytes in use must drop to 0."""
+
     def held() -> int:
         stats = sess.memory_stats("/gpu:0")
         return int(stats.bytes_in_use + stats.host_bytes_in_use)
@@ -184,8 +203,13 @@ async def check_closed(sess: ac.Session, fault: str, number: int, within: float,
     if value == 0:
         return []
     stats = sess.memory_stats("/gpu:0")
-    leak = Leak(fault, number, figure, f"{stats.bytes_in_use} device + {stats.host_bytes_in_use} host bytes "
-                f"still in use {within:.1f} s after the only session closed (expected 0)")
+    leak = Leak(
+        fault,
+        number,
+        figure,
+        f"{stats.bytes_in_use} device + {stats.host_bytes_in_use} host bytes "
+        f"still in use {within:.1f} s after the only session closed (expected 0)",
+    )
     tally.leaks.append(leak)
     return [leak]
 

@@ -31,7 +31,9 @@ SQUEEZED = (1 * MiB, 2 * MiB)  # a slow step with a training step needs about 4 
 def valid_text(perf: int, limit: int, name: str = "soak") -> str:
     # "name" is free text the job ignores; a new one per write makes every rewrite new content
     # (the listener reports an invalid content version once, not each identical rewrite of it)
-    return json.dumps({"name": name, "gpuConfigInfo": {"gpu:0": {"maxDeviceMem": limit}}, "perfControl": perf})
+    return json.dumps(
+        {"name": name, "gpuConfigInfo": {"gpu:0": {"maxDeviceMem": limit}}, "perfControl": perf}
+    )
 
 
 INVALID: dict[str, Callable[[int, int, str], str]] = {
@@ -39,7 +41,9 @@ INVALID: dict[str, Callable[[int, int, str], str]] = {
     "not_json": lambda p, m, n: f"# {n}\nperfControl = 50\n",
     "perf_out_of_range": lambda p, m, n: valid_text(150, m, n),
     "perf_negative": lambda p, m, n: valid_text(-1, m, n),
-    "perf_not_a_number": lambda p, m, n: valid_text(p, m, n).replace(f'"perfControl": {p}', '"perfControl": "fast"'),
+    "perf_not_a_number": lambda p, m, n: valid_text(p, m, n).replace(
+        f'"perfControl": {p}', '"perfControl": "fast"'
+    ),
     "limit_negative": lambda p, m, n: valid_text(p, -MiB, n),
     "limit_not_an_integer": lambda p, m, n: valid_text(p, m, n).replace(str(m), "1.5e6"),
 }
@@ -71,8 +75,10 @@ def expect_in_force(world: World, what: str, perf: int | None = None, limit: int
     limit = world.limit if limit is None else limit
     now_perf, now_limit = in_force(world)
     if (now_perf, now_limit) != (perf, limit):
-        raise Surprise(f"after {what}: perfControl {now_perf}, limit {now_limit} in force; expected perfControl "
-                       f"{perf}, limit {limit} (the last valid config)")
+        raise Surprise(
+            f"after {what}: perfControl {now_perf}, limit {now_limit} in force; expected perfControl "
+            f"{perf}, limit {limit} (the last valid config)"
+        )
 
 
 async def write_valid(world: World, perf: int, limit: int) -> None:
@@ -224,7 +230,9 @@ async def _invalid(world: World) -> str:
     manager = world.sess.resource_manager
     assert manager is not None
     before = await manager.listener.ask(GetStats())
-    write_file_atomic(world.config_path, INVALID[name](world.perf_control, world.limit, _name(world)).encode())
+    write_file_atomic(
+        world.config_path, INVALID[name](world.perf_control, world.limit, _name(world)).encode()
+    )
     world.file_valid = False
     await poll_and_step(world)
     after = await manager.listener.ask(GetStats())

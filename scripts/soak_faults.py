@@ -92,7 +92,9 @@ async def close(world: World) -> str:
     results = await asyncio.gather(*(r.task for r in runs), return_exceptions=True)
     cancelled = sum(isinstance(r, ac.errors.CancelledError) for r in results)
     for run, result in zip(runs, results):
-        if isinstance(result, BaseException) and not isinstance(result, (ac.errors.CancelledError, *run.may_fail_with)):
+        if isinstance(result, BaseException) and not isinstance(
+            result, (ac.errors.CancelledError, *run.may_fail_with)
+        ):
             raise Surprise(f"a run in flight at close failed with {describe(result)}, not CancelledError")
     # the runs' errors are still held here, as a caller may keep them: the close check must pass
     # with them alive (their tracebacks reach the closed session's executors)
@@ -109,7 +111,9 @@ async def timeout(world: World) -> str:
         if world.rng.random() < 0.5:
             await world.sess.run(job.slow, job.slow_feed, options=options)
         else:
-            await world.sess.run([job.slow, job.loss, job.train], {**job.feed, **job.slow_feed}, options=options)
+            await world.sess.run(
+                [job.slow, job.loss, job.train], {**job.feed, **job.slow_feed}, options=options
+            )
     except ac.errors.DeadlineExceededError:
         return f"timed out after {ms} ms as expected"
     raise Surprise(f"a slow run with timeout_in_ms={ms} finished in time")

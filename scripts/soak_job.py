@@ -63,7 +63,9 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
         y = ac.placeholder(ac.float32, [batch, 1], name="y")
         h, weights = x, []
         for i, (n_in, n_out) in enumerate([(32, width), (width, width)]):
-            w = ac.Variable((rng.standard_normal((n_in, n_out)) / math.sqrt(n_in)).astype(np.float32), name=f"w{i}")
+            w = ac.Variable(
+                (rng.standard_normal((n_in, n_out)) / math.sqrt(n_in)).astype(np.float32), name=f"w{i}"
+            )
             weights.append(w)
             h = ac.nn.relu(ac.matmul(h, w))
         head = ac.Variable(np.zeros((width, 1), np.float32), name="head")
@@ -71,7 +73,9 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
         loss = ac.reduce_mean(ac.square(ac.matmul(h, head) - y))
         train = ac.train.GradientDescentOptimizer(0.05).minimize(loss)
         init = ac.global_variables_initializer()
-        restore_inputs = [ac.placeholder(ac.float32, w.shape, name=f"restore_{i}") for i, w in enumerate(weights)]
+        restore_inputs = [
+            ac.placeholder(ac.float32, w.shape, name=f"restore_{i}") for i, w in enumerate(weights)
+        ]
         restore = ac.group(*[ac.assign(w, v) for w, v in zip(weights, restore_inputs)])
 
         big = ac.placeholder(ac.float32, [chain_size, chain_size], name="big")
@@ -93,17 +97,36 @@ def build_job(seed: int, batch: int = 64, width: int = 128, chain: int = 24, cha
     xs = rng.standard_normal((batch, 32)).astype(np.float32)
     ys = (np.sin(xs[:, :1]) + 0.5 * xs[:, 1:2]).astype(np.float32)
     slow_in = rng.standard_normal((chain_size, chain_size)).astype(np.float32)
-    return Job(g, init, train, loss, slow, bad, bad_on_cpu, {x: xs, y: ys}, {big: slow_in}, bad_input, weights, restore,
-               restore_inputs)
+    return Job(
+        g,
+        init,
+        train,
+        loss,
+        slow,
+        bad,
+        bad_on_cpu,
+        {x: xs, y: ys},
+        {big: slow_in},
+        bad_input,
+        weights,
+        restore,
+        restore_inputs,
+    )
 
 
 def session_config(workdir: str) -> ac.SessionConfig:
     """One simulated GPU, a resource config file polled often, a status file written often."""
     return ac.SessionConfig(
-        gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB, intra_op_threads=1,
-        inter_op_threads=INTER_OP_THREADS, cpu_priority_threads=CPU_PRIORITY_THREADS,
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=256 * MiB,
+        intra_op_threads=1,
+        inter_op_threads=INTER_OP_THREADS,
+        cpu_priority_threads=CPU_PRIORITY_THREADS,
         resource_config_file=os.path.join(workdir, "gpu_config.json"),
-        statistics_file=os.path.join(workdir, "gpu_status.json"), config_poll_interval=0.05, statistics_interval=0.2,
+        statistics_file=os.path.join(workdir, "gpu_status.json"),
+        config_poll_interval=0.05,
+        statistics_interval=0.2,
     )
 
 

@@ -53,7 +53,11 @@ def load_digits(seed: int, held_out_fraction: float = HELD_OUT_FRACTION) -> Digi
     x = data.data.astype(np.float64)
     y = data.target.astype(np.int64)
     x_train, x_test, y_train, y_test = train_test_split(
-        x, y, test_size=held_out_fraction, random_state=seed, stratify=y,
+        x,
+        y,
+        test_size=held_out_fraction,
+        random_state=seed,
+        stratify=y,
     )
     mean = x_train.mean(axis=0)
     std = x_train.std(axis=0)
@@ -105,7 +109,11 @@ def make_optimizer(name: str, learning_rate: float) -> Any:
 
 
 def build_model(
-    seed: int, optimizer: str, learning_rate: float, num_features: int = 64, hidden: Sequence[int] = HIDDEN,
+    seed: int,
+    optimizer: str,
+    learning_rate: float,
+    num_features: int = 64,
+    hidden: Sequence[int] = HIDDEN,
     devices: Sequence[str] = (),
 ) -> Model:
     """Build the whole training graph once: placeholders, MLP, loss, train op, accuracy.
@@ -145,7 +153,9 @@ class Progress:
     """One updating line on a TTY (carriage return, at most ~10 updates/s); else a line every
     ``log_every`` steps."""
 
-    def __init__(self, total: int, log_every: int, stream: TextIO | None = None, tty: bool | None = None) -> None:
+    def __init__(
+        self, total: int, log_every: int, stream: TextIO | None = None, tty: bool | None = None
+    ) -> None:
         self.total = total
         self.log_every = max(1, log_every)
         self.stream = stream if stream is not None else sys.stdout
@@ -176,8 +186,10 @@ class Progress:
 
     def _line(self, step: int, loss: float, batch_acc: float, rate: float) -> str:
         digits = len(str(self.total))
-        return (f"step {step:>{digits}}/{self.total}  loss {loss:7.4f}  batch acc {batch_acc:7.2%}  "
-                f"{rate:7.1f} steps/s")
+        return (
+            f"step {step:>{digits}}/{self.total}  loss {loss:7.4f}  batch acc {batch_acc:7.2%}  "
+            f"{rate:7.1f} steps/s"
+        )
 
 
 # -- training ----------------------------------------------------------------------------
@@ -200,7 +212,7 @@ class Result:
     @property
     def final_loss(self) -> float:
         """Mean loss of the last 10 % of the steps (a single batch's loss is noisy)."""
-        tail = self.losses[-max(1, len(self.losses) // 10):]
+        tail = self.losses[-max(1, len(self.losses) // 10) :]
         return float(np.mean(tail))
 
 
@@ -210,7 +222,7 @@ def _batches(n: int, batch_size: int, rng: np.random.Generator):
     while True:
         order = rng.permutation(n)
         for start in range(0, n - batch_size + 1, batch_size):
-            yield order[start:start + batch_size]
+            yield order[start : start + batch_size]
 
 
 async def main(args: argparse.Namespace, stream: TextIO | None = None) -> Result:
@@ -220,10 +232,13 @@ async def main(args: argparse.Namespace, stream: TextIO | None = None) -> Result
     lr = args.learning_rate if args.learning_rate is not None else DEFAULT_LEARNING_RATES[args.optimizer]
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else []
     model = build_model(args.seed, args.optimizer, lr, num_features=data.x_train.shape[1], devices=devices)
-    print(f"digits: {len(data.y_train)} train / {len(data.y_test)} held-out, MLP "
-          f"{data.x_train.shape[1]}-{'-'.join(map(str, HIDDEN))}-{NUM_CLASSES}, {args.optimizer} lr={lr:g}, "
-          f"batch {args.batch_size}, seed {args.seed}"
-          + (f", layers on {', '.join(devices)}" if devices else ""), file=out)
+    print(
+        f"digits: {len(data.y_train)} train / {len(data.y_test)} held-out, MLP "
+        f"{data.x_train.shape[1]}-{'-'.join(map(str, HIDDEN))}-{NUM_CLASSES}, {args.optimizer} lr={lr:g}, "
+        f"batch {args.batch_size}, seed {args.seed}"
+        + (f", layers on {', '.join(devices)}" if devices else ""),
+        file=out,
+    )
 
     rng = np.random.default_rng(args.seed)
     batches = _batches(len(data.y_train), args.batch_size, rng)
@@ -231,7 +246,8 @@ async def main(args: argparse.Namespace, stream: TextIO | None = None) -> Result
     losses: list[float] = []
     accs: list[float] = []
     config = ac.SessionConfig(
-        intra_op_threads=args.intra_op_threads or None, allow_soft_placement=False,
+        intra_op_threads=args.intra_op_threads or None,
+        allow_soft_placement=False,
         sim_gpu_count=max(1, _gpus_named(devices)),
     )
     async with ac.Session(model.graph, config=config) as sess:
@@ -253,8 +269,13 @@ async def main(args: argparse.Namespace, stream: TextIO | None = None) -> Result
         held_out = float(await sess.run(model.accuracy, {model.x: data.x_test, model.labels: data.y_test}))
         train_acc = float(await sess.run(model.accuracy, {model.x: data.x_train, model.labels: data.y_train}))
     return Result(
-        held_out_accuracy=held_out, train_accuracy=train_acc, steps=args.steps, losses=losses,
-        batch_accuracies=accs, train_seconds=seconds, steps_per_second=args.steps / max(seconds, 1e-9),
+        held_out_accuracy=held_out,
+        train_accuracy=train_acc,
+        steps=args.steps,
+        losses=losses,
+        batch_accuracies=accs,
+        train_seconds=seconds,
+        steps_per_second=args.steps / max(seconds, 1e-9),
     )
 
 
@@ -262,28 +283,46 @@ def _gpus_named(devices: Sequence[str]) -> int:
     """How many GPUs the --devices list needs (highest GPU index + 1)."""
     from antcolony.graph.device_spec import DeviceSpec
 
-    indices = [DeviceSpec.parse(d).index or 0 for d in devices if (DeviceSpec.parse(d).device_type or "") == "GPU"]
+    indices = [
+        DeviceSpec.parse(d).index or 0 for d in devices if (DeviceSpec.parse(d).device_type or "") == "GPU"
+    ]
     return max(indices) + 1 if indices else 0
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--steps", type=int, default=600, help="training steps (mini-batches)")
     p.add_argument("--batch-size", type=int, default=64, help="examples per step")
     p.add_argument("--seed", type=int, default=0, help="seeds the weights, the split and the batch order")
     p.add_argument("--optimizer", choices=sorted(DEFAULT_LEARNING_RATES), default="adam")
-    p.add_argument("--learning-rate", type=float, default=None,
-                   help="default: " + ", ".join(f"{k} {v:g}" for k, v in DEFAULT_LEARNING_RATES.items()))
-    p.add_argument("--log-every", type=int, default=0,
-                   help="steps between progress lines when not on a terminal (0: steps/10)")
-    p.add_argument("--intra-op-threads", type=int, default=1,
-                   help="BLAS threads per kernel (SessionConfig.intra_op_threads; 0: leave numpy's BLAS as "
-                        "configured). The matrices are small: with 2 BLAS threads on a busy 2-core machine a "
-                        "step took ~16 ms instead of ~2.5 ms")
-    p.add_argument("--devices", default="",
-                   help="comma-separated devices for the layers in turn, e.g. /gpu:0,/gpu:1 (GPUs are simulated "
-                        "when CUDA is unavailable); empty: all on the CPU")
+    p.add_argument(
+        "--learning-rate",
+        type=float,
+        default=None,
+        help="default: " + ", ".join(f"{k} {v:g}" for k, v in DEFAULT_LEARNING_RATES.items()),
+    )
+    p.add_argument(
+        "--log-every",
+        type=int,
+        default=0,
+        help="steps between progress lines when not on a terminal (0: steps/10)",
+    )
+    p.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=1,
+        help="BLAS threads per kernel (SessionConfig.intra_op_threads; 0: leave numpy's BLAS as "
+        "configured). The matrices are small: with 2 BLAS threads on a busy 2-core machine a "
+        "step took ~16 ms instead of ~2.5 ms",
+    )
+    p.add_argument(
+        "--devices",
+        default="",
+        help="comma-separated devices for the layers in turn, e.g. /gpu:0,/gpu:1 (GPUs are simulated "
+        "when CUDA is unavailable); empty: all on the CPU",
+    )
     p.add_argument("--target", type=float, default=0.95, help="held-out accuracy needed for exit status 0")
     args = p.parse_args(argv)
     if args.steps < 1:
@@ -302,12 +341,17 @@ def cli(argv: Sequence[str] | None = None) -> int:
     wall = time.perf_counter()
     result = ac.run(main(args))
     wall = time.perf_counter() - wall
-    print(f"loss {result.first_loss:.4f} -> {result.final_loss:.4f}; train accuracy {result.train_accuracy:.4f}; "
-          f"{result.steps_per_second:.1f} steps/s; wall time {wall:.1f} s")
+    print(
+        f"loss {result.first_loss:.4f} -> {result.final_loss:.4f}; train accuracy {result.train_accuracy:.4f}; "
+        f"{result.steps_per_second:.1f} steps/s; wall time {wall:.1f} s"
+    )
     print(f"held-out accuracy: {result.held_out_accuracy:.4f}")
     if result.held_out_accuracy < args.target:
-        print(f"FAILED: held-out accuracy {result.held_out_accuracy:.4f} is below the target {args.target:.2f} "
-              f"after {args.steps} steps (try more --steps or another --learning-rate)", file=sys.stderr)
+        print(
+            f"FAILED: held-out accuracy {result.held_out_accuracy:.4f} is below the target {args.target:.2f} "
+            f"after {args.steps} steps (try more --steps or another --learning-rate)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

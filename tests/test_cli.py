@@ -214,8 +214,12 @@ def _console_script() -> str | None:
 
 
 # Each test run through a launcher starts an interpreter (about a second): slow.
-@pytest.fixture(params=[pytest.param("python-m", marks=pytest.mark.slow),
-                        pytest.param("console-script", marks=pytest.mark.slow)])
+@pytest.fixture(
+    params=[
+        pytest.param("python-m", marks=pytest.mark.slow),
+        pytest.param("console-script", marks=pytest.mark.slow),
+    ]
+)
 def antcolony_cmd(request: pytest.FixtureRequest) -> list[str]:
     """Both launchers: ``python -m antcolony`` always, the console script when on PATH."""
     if request.param == "python-m":
@@ -235,12 +239,18 @@ def _probe_output(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return json.loads(line)
 
 
-@pytest.mark.parametrize("args", [
-    ["alpha", "--flag", "value", "-v", "--help", "--", "last"],
-    ["--", "-x"],  # a leading "--" belongs to the script too
-    [],
-], ids=["options", "leading-dashdash", "none"])
-def test_run_script_gets_its_arguments_and_uvloop(antcolony_cmd: list[str], probe: Path, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["alpha", "--flag", "value", "-v", "--help", "--", "last"],
+        ["--", "-x"],  # a leading "--" belongs to the script too
+        [],
+    ],
+    ids=["options", "leading-dashdash", "none"],
+)
+def test_run_script_gets_its_arguments_and_uvloop(
+    antcolony_cmd: list[str], probe: Path, args: list[str]
+) -> None:
     proc = _run(antcolony_cmd, "run", str(probe), *args)
     assert proc.returncode == 0, proc.stderr
     out = _probe_output(proc)

@@ -23,8 +23,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     try:
-        return subprocess.run([sys.executable, "-m", "antcolony", *args], capture_output=True, text=True,
-                              timeout=20, preexec_fn=limit)
+        return subprocess.run(
+            [sys.executable, "-m", "antcolony", *args],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            preexec_fn=limit,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"antcolony {' '.join(args)} did not finish in 20 s")
 
@@ -47,7 +52,9 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path, command: list[str]) -> None:
     assert proc.returncode == 2 and "FIFO" in proc.stderr and "not a regular file" in proc.stderr
 
 
-def test_a_config_over_one_mib_is_refused_naming_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_config_over_one_mib_is_refused_naming_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     big = tmp_path / "config.json"
     big.write_text(json.dumps({"perfControl": 10, "name": "x" * (1 << 20)}))
     assert main(["config", "check", str(big)]) == 2
@@ -55,7 +62,9 @@ def test_a_config_over_one_mib_is_refused_naming_the_limit(tmp_path: Path, capsy
     assert str(big) in err and "larger than 1048576 bytes" in err
 
 
-def test_config_check_of_a_deeply_nested_file_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_check_of_a_deeply_nested_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     deep = tmp_path / "config.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     assert main(["config", "check", str(deep)]) == 1
@@ -63,14 +72,24 @@ def test_config_check_of_a_deeply_nested_file_says_so(tmp_path: Path, capsys: py
 
 
 def _usage(**kw: object) -> dict[str, object]:
-    fields = {"deviceMemUsedMax": 1, "deviceMemUsedMin": 1, "deviceMemPoolSize": 1, "deviceMemStable": 1,
-              "hostMemUsedMax": 0, "hostMemUsedMin": 0, "hostMemPoolSize": 0, "swapReason": "",
-              "deviceMemUsedNvidia": -1}
+    fields = {
+        "deviceMemUsedMax": 1,
+        "deviceMemUsedMin": 1,
+        "deviceMemPoolSize": 1,
+        "deviceMemStable": 1,
+        "hostMemUsedMax": 0,
+        "hostMemUsedMin": 0,
+        "hostMemPoolSize": 0,
+        "swapReason": "",
+        "deviceMemUsedNvidia": -1,
+    }
     fields.update(kw)
     return fields
 
 
-def test_status_prints_no_terminal_escapes_from_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_prints_no_terminal_escapes_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     status = build_status({"00:04.0": _usage()}, 10, {1: 10})
     status["gpuUsageInfo"]["\x1b]0;owned\x07"] = _usage()
     status["Durations"]["graph_\x1b[2J\x9b31m\r"] = 5
@@ -90,7 +109,9 @@ def test_status_errors_print_no_terminal_escapes(tmp_path: Path, capsys: pytest.
     assert "\x1b" not in err and "lacks" in err
 
 
-def test_run_of_a_directory_explains_instead_of_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_of_a_directory_explains_instead_of_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["run", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path} is a directory without a __main__.py" in err
@@ -99,6 +120,7 @@ def test_run_of_a_directory_explains_instead_of_a_traceback(tmp_path: Path, caps
 @pytest.mark.slow
 def test_run_of_a_directory_with_main_runs_it(tmp_path: Path) -> None:
     (tmp_path / "__main__.py").write_text("print('ran as a package directory')\n")
-    proc = subprocess.run([sys.executable, "-m", "antcolony", "run", str(tmp_path)], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "antcolony", "run", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "ran as a package directory" in proc.stdout

@@ -22,7 +22,11 @@ EXAMPLES = ROOT / "examples"
 
 def _run(script: str, *args: str, timeout: int = 120) -> str:
     out = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+        [sys.executable, str(EXAMPLES / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
@@ -39,8 +43,13 @@ def test_every_example_imports_tensorflow_only_through_the_tf1_face():
     for path in EXAMPLES.glob("*.py"):
         lines = path.read_text().splitlines()
         assert "import antcolony.compat.v1 as tf" in lines, path.name
-        other = [line for line in lines if "antcolony" in line and line != "import antcolony.compat.v1 as tf"
-                 and not line.lstrip().startswith(("#", '"'))]
+        other = [
+            line
+            for line in lines
+            if "antcolony" in line
+            and line != "import antcolony.compat.v1 as tf"
+            and not line.lstrip().startswith(("#", '"'))
+        ]
         assert not other, (path.name, other)
 
 

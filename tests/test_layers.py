@@ -19,7 +19,9 @@ SOURCES = ("antcolony", "actors", "cluster", "config", "devices", "graph")
 def _check(root: pathlib.Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "check_layers.py"), str(root)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -47,20 +49,36 @@ def test_the_repository_keeps_its_layers() -> None:
     ("file", "line", "edge"),
     [
         # graph is the bottom layer: the session is far above it.
-        ("graph/core.py", "import antcolony.actors.session", "antcolony.graph.core (graph) imports "
-         "antcolony.actors.session (actors): upward import"),
+        (
+            "graph/core.py",
+            "import antcolony.actors.session",
+            "antcolony.graph.core (graph) imports antcolony.actors.session (actors): upward import",
+        ),
         # A type-only import counts, and so does a relative one.
-        ("config/session_config.py", "if TYPE_CHECKING:\n    from ..devices import device_set",
-         "antcolony.config.session_config (config) imports antcolony.devices.device_set (devices): upward import"),
+        (
+            "config/session_config.py",
+            "if TYPE_CHECKING:\n    from ..devices import device_set",
+            "antcolony.config.session_config (config) imports antcolony.devices.device_set (devices): upward import",
+        ),
         # The actor kernel sits below the rest of actors/ ...
-        ("actors/ref.py", "from .session import Session", "antcolony.actors.ref (actor kernel) imports "
-         "antcolony.actors.session (actors): upward import"),
+        (
+            "actors/ref.py",
+            "from .session import Session",
+            "antcolony.actors.ref (actor kernel) imports antcolony.actors.session (actors): upward import",
+        ),
         # ... and beside graph, which it does not import either.
-        ("actors/runtime.py", "from antcolony.graph.core import Graph", "antcolony.actors.runtime (actor kernel) "
-         "imports antcolony.graph.core (graph): import between independent layers"),
+        (
+            "actors/runtime.py",
+            "from antcolony.graph.core import Graph",
+            "antcolony.actors.runtime (actor kernel) "
+            "imports antcolony.graph.core (graph): import between independent layers",
+        ),
         # The public face is above everything of the runtime.
-        ("devices/memory.py", "import antcolony as ac", "antcolony.devices.memory (devices) imports antcolony "
-         "(face): upward import"),
+        (
+            "devices/memory.py",
+            "import antcolony as ac",
+            "antcolony.devices.memory (devices) imports antcolony (face): upward import",
+        ),
     ],
 )
 def test_an_upward_import_fails_the_check_and_names_the_edge(
@@ -92,8 +110,10 @@ def test_an_allowed_edge_that_no_longer_exists_fails_until_it_is_deleted(tree: p
     cpu = tree / "devices" / "cpu.py"
     cpu.write_text("\n".join(ln for ln in cpu.read_text().splitlines() if "actors.session" not in ln) + "\n")
     problems = check_layers.check(tree, allowed)
-    assert any("allowed edge antcolony.devices.cpu -> antcolony.actors.session no longer exists" in p
-               for p in problems), problems
+    assert any(
+        "allowed edge antcolony.devices.cpu -> antcolony.actors.session no longer exists" in p
+        for p in problems
+    ), problems
 
 
 def test_a_module_outside_every_layer_fails(tree: pathlib.Path) -> None:

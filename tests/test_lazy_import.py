@@ -23,8 +23,14 @@ def _loaded_after(statement: str) -> set[str]:
 def test_the_actor_kernel_imports_alone() -> None:
     loaded = _loaded_after("import antcolony.actors.actor")
     assert loaded == {
-        "antcolony", "antcolony.errors", "antcolony.actors", "antcolony.actors.actor", "antcolony.actors.envelope",
-        "antcolony.actors.ref", "antcolony.actors.runtime", "antcolony.actors.supervision",
+        "antcolony",
+        "antcolony.errors",
+        "antcolony.actors",
+        "antcolony.actors.actor",
+        "antcolony.actors.envelope",
+        "antcolony.actors.ref",
+        "antcolony.actors.runtime",
+        "antcolony.actors.supervision",
     }
 
 
@@ -32,7 +38,9 @@ def test_the_actor_kernel_imports_alone() -> None:
 def test_graph_imports_without_the_runtime() -> None:
     loaded = _loaded_after("import antcolony.graph")
     assert "antcolony.graph.core" in loaded
-    assert not {m for m in loaded if m.startswith(("antcolony.actors", "antcolony.devices", "antcolony.config"))}
+    assert not {
+        m for m in loaded if m.startswith(("antcolony.actors", "antcolony.devices", "antcolony.config"))
+    }
 
 
 @pytest.mark.slow  # a fresh interpreter

@@ -35,7 +35,9 @@ def test_ci_runs_the_readme_test_command():
 
 def test_the_readme_tf1_example_runs_trains_and_restores(tmp_path):
     text = (ROOT / "README.md").read_text()
-    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "compat.v1 as tf" in block)
+    code = next(
+        block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "compat.v1 as tf" in block
+    )
     script = tmp_path / "tf1_example.py"
     script.write_text(code.replace("/tmp/antcolony-mlp.ckpt", str(tmp_path / "mlp.ckpt")))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)

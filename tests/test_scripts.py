@@ -15,8 +15,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _run(script: str, *args: str, timeout: int = 120) -> str:
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], capture_output=True, text=True,
-                         timeout=timeout, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout
 
@@ -41,17 +46,23 @@ def test_the_allocator_benchmark_prints_throughput_and_fragmentation():
 
 
 def test_the_gpu_sharing_demo_runs_two_job_processes_under_a_file_driven_scheduler(tmp_path):
-    out = _run("share_gpu.py", "--phase-seconds", "2.5",
-               "--out", str(tmp_path / "share.png"), timeout=180)
+    out = _run("share_gpu.py", "--phase-seconds", "2.5", "--out", str(tmp_path / "share.png"), timeout=180)
     assert out.count("--- scheduler: phase") == 4
     lines = out.splitlines()
-    phase = {n: i for i, line in enumerate(lines) for n in "1234" if line.startswith(f"--- scheduler: phase {n}")}
-    shrunk = [line for line in lines[phase["2"]:phase["3"]] if line.startswith("t=")]
+    phase = {
+        n: i for i, line in enumerate(lines) for n in "1234" if line.startswith(f"--- scheduler: phase {n}")
+    }
+    shrunk = [line for line in lines[phase["2"] : phase["3"]] if line.startswith("t=")]
     job_a = [line.split(" | ")[1] for line in shrunk]
     # job A's status file shows the shrunk limit reached, the overflow in host memory, fallbacks
-    assert any(part.startswith("A perf  30") and "limit    6.0M (asked    6.0M)" in part
-               and "host    0.0M" not in part and not part.endswith("fallbacks 0") for part in job_a), job_a
-    suspended = [line for line in lines[phase["3"]:phase["4"]] if line.startswith("t=")]
+    assert any(
+        part.startswith("A perf  30")
+        and "limit    6.0M (asked    6.0M)" in part
+        and "host    0.0M" not in part
+        and not part.endswith("fallbacks 0")
+        for part in job_a
+    ), job_a
+    suspended = [line for line in lines[phase["3"] : phase["4"]] if line.startswith("t=")]
     assert any("A perf   0   0.0 steps/s" in line for line in suspended), suspended
     # the device total counts both processes: more than either job's own device memory
     assert all("device total" in line for line in shrunk + suspended)
@@ -86,13 +97,23 @@ def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
 def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict():
     out = _run("bench_executor.py", "--quick", timeout=180)
     lines = out.splitlines()
-    table = lines[next(i for i, line in enumerate(lines) if line.startswith("figure ")) + 1:]
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("figure ")) + 1 :]
     with_tf = "TF1 not measured" not in out
-    ratios = ["chain of 200 scalar adds", "fan-in of 200 adds + add_n", "fixed cost of session.run",
-              "matmuls: 16 independent", "MLP train step", "while loop of 100"]
-    absolute = ["GPU launches/s", "default/best MLP step, no competing process",
-                "default/best matmuls, no competing process", "default/best MLP step, beside a CPU-bound process",
-                "default/best matmuls, beside a CPU-bound process"]
+    ratios = [
+        "chain of 200 scalar adds",
+        "fan-in of 200 adds + add_n",
+        "fixed cost of session.run",
+        "matmuls: 16 independent",
+        "MLP train step",
+        "while loop of 100",
+    ]
+    absolute = [
+        "GPU launches/s",
+        "default/best MLP step, no competing process",
+        "default/best matmuls, no competing process",
+        "default/best MLP step, beside a CPU-bound process",
+        "default/best matmuls, beside a CPU-bound process",
+    ]
     rows = {name: next((ln for ln in table if ln.startswith(name)), None) for name in ratios + absolute}
     assert None not in rows.values(), out
     # a ratio needs TF1 measured in the same run; the launch rate and default/best always have a verdict

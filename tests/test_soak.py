@@ -18,8 +18,21 @@ KINDS = {"kernel_error", "cancel", "close", "config", "timeout"}
 def test_a_ten_second_soak_injects_every_fault_kind_and_finds_no_leak(tmp_path):
     summary = tmp_path / "soak.json"
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "soak.py"), "--seconds", "10", "--seed", "11", "--json", str(summary)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "soak.py"),
+            "--seconds",
+            "10",
+            "--seed",
+            "11",
+            "--json",
+            str(summary),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
     )
     report = json.loads(summary.read_text())
     assert report["leaks"] == [] and report["failures"] == [], out.stdout[-3000:]

@@ -15,7 +15,9 @@ import pytest
 
 import antcolony as ac
 
-pytest.importorskip("sklearn", reason="scikit-learn is needed for the digits data: pip install -e '.[examples]'")
+pytest.importorskip(
+    "sklearn", reason="scikit-learn is needed for the digits data: pip install -e '.[examples]'"
+)
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "train_digits.py"
 
@@ -100,7 +102,8 @@ def test_exit_status_1_below_target(train_digits: ModuleType, capsys: pytest.Cap
 
 @pytest.mark.slow
 def test_default_configuration_reaches_95_percent(
-    train_digits: ModuleType, capsys: pytest.CaptureFixture[str],
+    train_digits: ModuleType,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The full default run (the project's main job); must stay well under 30 s."""
     start = time.perf_counter()

@@ -53,7 +53,9 @@ class JobServices:
     def statistics(self, devices: Any, path: str, interval: float) -> StatisticsReporter:
         reporter = self.reporters.get(path)
         if reporter is None:
-            reporter = self.reporters[path] = StatisticsReporter(self.runtime, devices, path, interval, self._limits)
+            reporter = self.reporters[path] = StatisticsReporter(
+                self.runtime, devices, path, interval, self._limits
+            )
         elif reporter.interval != interval:
             raise ConfigError(
                 f"SessionConfig.statistics_interval={interval} differs from the {reporter.interval} of the "
@@ -86,7 +88,10 @@ class JobServices:
         await service.aclose()
 
     async def aclose(self) -> None:
-        services: list[ResourceManager | StatisticsReporter] = [*self.managers.values(), *self.reporters.values()]
+        services: list[ResourceManager | StatisticsReporter] = [
+            *self.managers.values(),
+            *self.reporters.values(),
+        ]
         self.managers.clear()
         self.reporters.clear()
         self._users.clear()

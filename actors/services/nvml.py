@@ -59,8 +59,9 @@ class NvmlReader:
                     nvml.nvmlInit()
                 except Exception as exc:
                     self._state = False
-                    logger.info("NVML is not usable (%s: %s); deviceMemUsedNvidia will be -1",
-                                type(exc).__name__, exc)
+                    logger.info(
+                        "NVML is not usable (%s: %s); deviceMemUsedNvidia will be -1", type(exc).__name__, exc
+                    )
                 else:
                     self._nvml, self._state = nvml, True
             return self._nvml if self._state else None
@@ -82,8 +83,9 @@ class NvmlReader:
             self._handles.pop(key, None)
             if key not in self._reported:
                 self._reported.add(key)
-                logger.info("NVML cannot report memory of GPU %s (%s: %s); using -1",
-                            key, type(exc).__name__, exc)
+                logger.info(
+                    "NVML cannot report memory of GPU %s (%s: %s); using -1", key, type(exc).__name__, exc
+                )
             return -1
 
     async def read_used(self, bus_ids: Iterable[str]) -> dict[str, int]:

@@ -88,11 +88,15 @@ class ResourceManager:
         self._latency: float | None = None
         # session -> (its smoother, when its last pause ended, its GPUs' busy totals then); a new
         # perfControl starts afresh
-        self._smoothers: weakref.WeakKeyDictionary[Any, tuple[StepSmoother, float | None, dict[Any, float]]] = (
-            weakref.WeakKeyDictionary()
+        self._smoothers: weakref.WeakKeyDictionary[
+            Any, tuple[StepSmoother, float | None, dict[Any, float]]
+        ] = weakref.WeakKeyDictionary()
+        self.listener = spawn_file_listener(
+            path, poll_interval, subscribers=(self._on_snapshot,), name=f"config:{path}"
         )
-        self.listener = spawn_file_listener(path, poll_interval, subscribers=(self._on_snapshot,), name=f"config:{path}")
-        self.action = RunAction(f"resource_manager:{path}", RunGroup.POST, PHASE, self.after_step, (CancelledError,))
+        self.action = RunAction(
+            f"resource_manager:{path}", RunGroup.POST, PHASE, self.after_step, (CancelledError,)
+        )
 
     # -- listener side ---------------------------------------------------------------------------
     def _on_snapshot(self, snapshot: ConfigSnapshot) -> None:
@@ -140,11 +144,24 @@ class ResourceManager:
         self.limits[index] = LimitState(limit, reached, reason)
         if reached > wanted:
             self._targets[index] = wanted
-            logger.warning("%s: GPU %d (%s) memory limit asked %s, reached %s: %s; retrying at each step boundary",
-                           self.path, index, bus_id, format_bytes(limit), format_bytes(reached), reason)
+            logger.warning(
+                "%s: GPU %d (%s) memory limit asked %s, reached %s: %s; retrying at each step boundary",
+                self.path,
+                index,
+                bus_id,
+                format_bytes(limit),
+                format_bytes(reached),
+                reason,
+            )
         else:
-            logger.info("%s: GPU %d (%s) memory limit -> %s (asked %s)", self.path, index, bus_id,
-                        format_bytes(reached), format_bytes(limit))
+            logger.info(
+                "%s: GPU %d (%s) memory limit -> %s (asked %s)",
+                self.path,
+                index,
+                bus_id,
+                format_bytes(reached),
+                format_bytes(limit),
+            )
 
     def _retry_shrinks(self) -> None:
         for index, target in list(self._targets.items()):
@@ -152,7 +169,12 @@ class ResourceManager:
             reached = memory.retry_limit()
             state = self.limits[index]
             if reached <= target:
-                logger.info("%s: GPU %d memory limit reached %s after a retry", self.path, index, format_bytes(reached))
+                logger.info(
+                    "%s: GPU %d memory limit reached %s after a retry",
+                    self.path,
+                    index,
+                    format_bytes(reached),
+                )
                 del self._targets[index]
                 self.limits[index] = LimitState(state.asked, reached)
             else:
@@ -169,7 +191,11 @@ class ResourceManager:
         smoother, last_end, seen = self._smoothers.get(ctx.session, (StepSmoother(), None, {}))
         step_s = ctx.duration_us / 1e6 if last_end is None else now - last_end
         # the step's GPU busy time: on its busiest GPU, since this session's last step ended
-        busy_s = None if last_end is None else max(busy - seen.get(w, busy) for w, (_, busy) in zip(workers, replies))
+        busy_s = (
+            None
+            if last_end is None
+            else max(busy - seen.get(w, busy) for w, (_, busy) in zip(workers, replies))
+        )
         owed = [o for o, _ in replies]
         pause = smoother.pause(step_s, max(owed), busy_s, self.perf_control)
         allowance = smoother.allowance(self.perf_control)
@@ -217,7 +243,12 @@ class ResourceManager:
     # -- lifecycle and figures ---------------------------------------------------------------------
     def stats(self) -> ResourceManagerStats:
         return ResourceManagerStats(
-            self._steps, self._paused, self._suspended, self.perf_control, self._applied, self._latency,
+            self._steps,
+            self._paused,
+            self._suspended,
+            self.perf_control,
+            self._applied,
+            self._latency,
             self._suspended_callers,
         )
 

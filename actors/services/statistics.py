@@ -25,8 +25,16 @@ from antcolony.devices.allocator.stats import MemoryStats
 
 from .nvml import NvmlReader
 
-__all__ = ["DumperStats", "Flush", "GetStats", "GetStatus", "GpuUsage", "Settle", "StatisticsDumper",
-           "StepReport"]
+__all__ = [
+    "DumperStats",
+    "Flush",
+    "GetStats",
+    "GetStatus",
+    "GpuUsage",
+    "Settle",
+    "StatisticsDumper",
+    "StepReport",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -62,10 +70,20 @@ class GpuUsage:
         """``limit``: the resource manager's ``LimitState`` for this GPU, if it set one."""
         managed = limit is not None
         return cls(
-            bus_id, index, stats.bytes_in_use, stats.window_peak_bytes_in_use, stats.peak_bytes_in_use,
-            stats.pool_bytes, stats.stable_bytes, stats.host_bytes_in_use,
-            stats.host_window_peak_bytes_in_use, stats.host_bytes_limit, stats.num_host_fallbacks,
-            stats.swap_reason, stats.bytes_limit if managed else None, limit.asked if managed else None,
+            bus_id,
+            index,
+            stats.bytes_in_use,
+            stats.window_peak_bytes_in_use,
+            stats.peak_bytes_in_use,
+            stats.pool_bytes,
+            stats.stable_bytes,
+            stats.host_bytes_in_use,
+            stats.host_window_peak_bytes_in_use,
+            stats.host_bytes_limit,
+            stats.num_host_fallbacks,
+            stats.swap_reason,
+            stats.bytes_limit if managed else None,
+            limit.asked if managed else None,
             limit.reason if managed else "",
         )
 
@@ -151,10 +169,14 @@ class _Window:
         u = self.last
         swapped = u.num_host_fallbacks > self.fallbacks_before and u.swap_reason in ("OOM", "FRAGMENT")
         return {
-            "deviceMemUsedMax": self.dev_max, "deviceMemUsedMin": self.dev_min,
-            "deviceMemPoolSize": u.pool_bytes, "deviceMemStable": u.stable_bytes,
-            "hostMemUsedMax": self.host_max, "hostMemUsedMin": self.host_min,
-            "hostMemPoolSize": u.host_bytes_limit, "swapReason": u.swap_reason if swapped else "",
+            "deviceMemUsedMax": self.dev_max,
+            "deviceMemUsedMin": self.dev_min,
+            "deviceMemPoolSize": u.pool_bytes,
+            "deviceMemStable": u.stable_bytes,
+            "hostMemUsedMax": self.host_max,
+            "hostMemUsedMin": self.host_min,
+            "hostMemPoolSize": u.host_bytes_limit,
+            "swapReason": u.swap_reason if swapped else "",
             **self.limit_fields(),
         }
 
@@ -164,8 +186,12 @@ class _Window:
         u = self.last
         if u.bytes_limit is None:
             return {}
-        return {"deviceMemLimit": u.bytes_limit, "deviceMemLimitAsked": u.limit_asked or 0,
-                "deviceMemLimitReason": u.limit_reason, "hostFallbacks": u.num_host_fallbacks}
+        return {
+            "deviceMemLimit": u.bytes_limit,
+            "deviceMemLimitAsked": u.limit_asked or 0,
+            "deviceMemLimitReason": u.limit_reason,
+            "hostFallbacks": u.num_host_fallbacks,
+        }
 
 
 def _huge(old: float, new: float, factor: float) -> bool:
@@ -179,9 +205,9 @@ def _resolve(waiters: list[asyncio.Future[bool]], ok: bool) -> None:
             waiter.set_result(ok)
 
 
-
 def _unset_clock() -> float:
     raise RuntimeError("the statistics dumper reads the loop's clock only once started")
+
 
 class StatisticsDumper(Actor):
     """Keeps the status file at ``path`` (one dumper per job/session); runs in its own actor.
@@ -203,22 +229,30 @@ class StatisticsDumper(Actor):
     """
 
     def __init__(
-        self, path: str, interval: float = 10.0, idle_after: float = 100.0, window: int = 10,
-        huge_change: float = 10.0, mean_threshold: float = 0.01, clock: Callable[[], float] | None = None,
+        self,
+        path: str,
+        interval: float = 10.0,
+        idle_after: float = 100.0,
+        window: int = 10,
+        huge_change: float = 10.0,
+        mean_threshold: float = 0.01,
+        clock: Callable[[], float] | None = None,
         nvml: NvmlReader | None = None,
     ) -> None:
         if window < 1 or huge_change <= 1 or interval < 0 or idle_after <= 0 or mean_threshold < 0:
-            raise ValueError("StatisticsDumper needs window >= 1, huge_change > 1, interval >= 0, "
-                             "idle_after > 0 and mean_threshold >= 0")
+            raise ValueError(
+                "StatisticsDumper needs window >= 1, huge_change > 1, interval >= 0, "
+                "idle_after > 0 and mean_threshold >= 0"
+            )
         self.path, self.interval, self.idle_after, self.window = str(path), interval, idle_after, window
         self.huge_change, self.mean_threshold = huge_change, mean_threshold
         self._clock: Callable[[], float] = clock or _unset_clock  # the loop's clock once started
         self._owns_nvml = nvml is None
         self._nvml = nvml if nvml is not None else NvmlReader()
         self._graphs: dict[str, _Graph] = {}
-        self._windows: dict[str, _Window] = {}       # normalised bus id -> figures since last write
-        self._fallback_base: dict[str, int] = {}     # num_host_fallbacks when the window began
-        self._bus_ids: dict[str, str] = {}           # normalised -> as reported (for NVML)
+        self._windows: dict[str, _Window] = {}  # normalised bus id -> figures since last write
+        self._fallback_base: dict[str, int] = {}  # num_host_fallbacks when the window began
+        self._bus_ids: dict[str, str] = {}  # normalised -> as reported (for NVML)
         self._lifetime_peak: dict[str, int] = {}
         self._written_fields: dict[str, dict[str, Any]] = {}
         self._written_active: frozenset[str] = frozenset()
@@ -304,8 +338,9 @@ class StatisticsDumper(Actor):
             if graph_id in active or graph.mean is None:
                 graph.mean = fmean(graph.samples)
             written = graph.written_mean
-            if written is None or (graph.mean != written
-                                   and abs(graph.mean - written) >= self.mean_threshold * abs(written)):
+            if written is None or (
+                graph.mean != written and abs(graph.mean - written) >= self.mean_threshold * abs(written)
+            ):
                 changed = True
         if changed or active != self._written_active or self._gpu_fields() != self._written_fields:
             self._request_write()
@@ -352,8 +387,10 @@ class StatisticsDumper(Actor):
         fields, mini_batch, means, windows = self._snapshot()
         try:
             nvidia = await self._nvml.read_used(self._bus_ids.get(key, key) for key in fields)
-            usage = {key: {**f, "deviceMemUsedNvidia": nvidia.get(self._bus_ids.get(key, key), -1)}
-                     for key, f in fields.items()}
+            usage = {
+                key: {**f, "deviceMemUsedNvidia": nvidia.get(self._bus_ids.get(key, key), -1)}
+                for key, f in fields.items()
+            }
             status = build_status(usage, mini_batch, means)
             await write_status_atomic(self.path, status)
         except Exception as exc:
@@ -399,8 +436,12 @@ class StatisticsDumper(Actor):
         status = copy.deepcopy(self._last_status)
         if extra:
             status["extra"] = {
-                "gpus": {key: {"deviceMemUsedMaxLifetime": peak} for key, peak in self._lifetime_peak.items()},
-                "writes": self._writes, "writeFailures": self._failures, "lastError": self._last_error,
+                "gpus": {
+                    key: {"deviceMemUsedMaxLifetime": peak} for key, peak in self._lifetime_peak.items()
+                },
+                "writes": self._writes,
+                "writeFailures": self._failures,
+                "lastError": self._last_error,
             }
         return status
 

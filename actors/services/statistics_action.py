@@ -26,8 +26,9 @@ class StatisticsReporter:
         # () -> {GPU index: LimitState}: the resource manager's asked/reached limits, when it has one
         self.limits = limits
         # deviceMemUsedNvidia: NVML on a real GPU, the machine-wide ledger on a simulated one
-        self.dumper = runtime.spawn(StatisticsDumper, path, interval, nvml=devices.backend.memory_reader(),
-                                    name=f"statistics:{path}")
+        self.dumper = runtime.spawn(
+            StatisticsDumper, path, interval, nvml=devices.backend.memory_reader(), name=f"statistics:{path}"
+        )
         self.action = RunAction(f"statistics:{path}", RunGroup.POST, PHASE, self.after_step)
 
     def after_step(self, ctx: RunContext) -> None:

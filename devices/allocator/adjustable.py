@@ -28,8 +28,12 @@ class AdjustableAllocator:
     def clamp(self, new_limit: int) -> int:
         """``new_limit`` capped at :attr:`max_limit` (logged when capped)."""
         if new_limit > self.max_limit:
-            logger.info("%s: requested limit %s is above the initial device limit; clamped to %s",
-                        self.bfc.name, format_bytes(new_limit), format_bytes(self.max_limit))
+            logger.info(
+                "%s: requested limit %s is above the initial device limit; clamped to %s",
+                self.bfc.name,
+                format_bytes(new_limit),
+                format_bytes(self.max_limit),
+            )
             return self.max_limit
         return new_limit
 
@@ -55,8 +59,13 @@ class AdjustableAllocator:
             reached = max(new_limit, pool)
             bfc.set_limit(reached, restart_growth=True)
         if reached > new_limit:
-            logger.info("%s: could shrink the limit only to %s (target %s): live data holds %s in regions; will retry",
-                        bfc.name, format_bytes(reached), format_bytes(new_limit), format_bytes(bfc.stats().stable_bytes))
+            logger.info(
+                "%s: could shrink the limit only to %s (target %s): live data holds %s in regions; will retry",
+                bfc.name,
+                format_bytes(reached),
+                format_bytes(new_limit),
+                format_bytes(bfc.stats().stable_bytes),
+            )
         return reached
 
     @property

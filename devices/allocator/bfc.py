@@ -46,8 +46,14 @@ class BFCAllocator:
 
     initial_region_bytes = 2 << 20
 
-    def __init__(self, sub_allocator: SubAllocator, memory_limit: int, allow_growth: bool = False,
-                 name: str = "bfc", garbage_collection: bool = True) -> None:
+    def __init__(
+        self,
+        sub_allocator: SubAllocator,
+        memory_limit: int,
+        allow_growth: bool = False,
+        name: str = "bfc",
+        garbage_collection: bool = True,
+    ) -> None:
         if memory_limit < 0:
             raise ValueError(f"{name}: memory_limit must be >= 0, got {memory_limit}")
         self.sub_allocator, self.name = sub_allocator, name
@@ -88,7 +94,9 @@ class BFCAllocator:
                     lst = bins[b]
                     key = lst.pop(0)
                     break
-                if not (self._extend(r) or (self.garbage_collection and self._collect(r) and self._extend(r))):
+                if not (
+                    self._extend(r) or (self.garbage_collection and self._collect(r) and self._extend(r))
+                ):
                     self._failures += 1
                     return None
             if not lst:
@@ -225,8 +233,11 @@ class BFCAllocator:
         """Give back the free tails of regions holding live chunks, highest region first, until
         the pool fits ``target_pool_bytes`` (sub-allocators with virtual memory only)."""
         ends = {rs.base + rs.size: rs for rs in self._regions}
-        tails = sorted((f for f in self._free.values() if f.address + f.chunk_size in ends),
-                       key=lambda f: f.address, reverse=True)
+        tails = sorted(
+            (f for f in self._free.values() if f.address + f.chunk_size in ends),
+            key=lambda f: f.address,
+            reverse=True,
+        )
         for f in tails:
             excess = self._pool - target_pool_bytes
             if excess <= 0:
@@ -253,12 +264,14 @@ class BFCAllocator:
             if not live:
                 return "no live allocation (regions could not be released)"
             big = ", ".join(f"{format_bytes(c.chunk_size)} at {c.address:#x}" for c in live[:3])
-            return (f"{len(live)} live allocation(s) of {format_bytes(self._bytes_in_use)} pin "
-                    f"{len(pinned)} region(s) of {format_bytes(sum(rs.size for rs in pinned))} "
-                    f"(largest: {big}); the shrink is retried at each step boundary as they are freed")
+            return (
+                f"{len(live)} live allocation(s) of {format_bytes(self._bytes_in_use)} pin "
+                f"{len(pinned)} region(s) of {format_bytes(sum(rs.size for rs in pinned))} "
+                f"(largest: {big}); the shrink is retried at each step boundary as they are freed"
+            )
 
     def can_fit(self, nbytes: int) -> str:
-        """"ok" if an allocation of ``nbytes`` can succeed now (barring a sub-allocator refusal),
+        """ "ok" if an allocation of ``nbytes`` can succeed now (barring a sub-allocator refusal),
         "FRAGMENT" if enough bytes are free under the limit but no block (or new region) is large
         enough, "OOM" if the request exceeds what the limit leaves free."""
         r = round_bytes(nbytes)
@@ -270,14 +283,18 @@ class BFCAllocator:
 
     def oom_message(self, nbytes: int) -> str:
         s, reason = self.stats(), self.can_fit(nbytes)
-        why = {"OOM": "the request exceeds what the memory limit leaves free",
-               "FRAGMENT": "enough bytes are free but no free block is large enough (fragmentation)",
-               "ok": f"the device could not supply a region ({self._refusal or 'no reason given'})"}[reason]
-        return (f"OOM when allocating {format_bytes(nbytes)} (chunk {round_bytes(nbytes)} B) on {self.name}: {why}. "
-                f"bytes_in_use={format_bytes(s.bytes_in_use)}, bytes_limit={format_bytes(s.bytes_limit)}, "
-                f"pool_bytes={format_bytes(s.pool_bytes)}, largest_free_block={format_bytes(s.largest_free_block)}, "
-                f"live allocations={s.num_live}. Free tensors earlier, lower the batch size, raise the limit "
-                "or enable vmem (host memory fallback).")
+        why = {
+            "OOM": "the request exceeds what the memory limit leaves free",
+            "FRAGMENT": "enough bytes are free but no free block is large enough (fragmentation)",
+            "ok": f"the device could not supply a region ({self._refusal or 'no reason given'})",
+        }[reason]
+        return (
+            f"OOM when allocating {format_bytes(nbytes)} (chunk {round_bytes(nbytes)} B) on {self.name}: {why}. "
+            f"bytes_in_use={format_bytes(s.bytes_in_use)}, bytes_limit={format_bytes(s.bytes_limit)}, "
+            f"pool_bytes={format_bytes(s.pool_bytes)}, largest_free_block={format_bytes(s.largest_free_block)}, "
+            f"live allocations={s.num_live}. Free tensors earlier, lower the batch size, raise the limit "
+            "or enable vmem (host memory fallback)."
+        )
 
     # -- statistics -----------------------------------------------------------------------------
     def stats(self) -> AllocatorStats:
@@ -285,11 +302,20 @@ class BFCAllocator:
             free = self._pool - self._bytes_in_use
             largest = self._largest_free()
             return AllocatorStats(
-                name=self.name, bytes_in_use=self._bytes_in_use, peak_bytes_in_use=self._peak,
-                window_peak_bytes_in_use=self._window_peak, bytes_limit=self._limit,
-                num_allocs=self._num_allocs, num_live=len(self._in_use), largest_alloc_size=self._largest_alloc,
-                pool_bytes=self._pool, stable_bytes=self._stable, free_bytes=free, largest_free_block=largest,
-                fragmentation=1.0 - largest / free if free else 0.0, num_regions=len(self._regions),
+                name=self.name,
+                bytes_in_use=self._bytes_in_use,
+                peak_bytes_in_use=self._peak,
+                window_peak_bytes_in_use=self._window_peak,
+                bytes_limit=self._limit,
+                num_allocs=self._num_allocs,
+                num_live=len(self._in_use),
+                largest_alloc_size=self._largest_alloc,
+                pool_bytes=self._pool,
+                stable_bytes=self._stable,
+                free_bytes=free,
+                largest_free_block=largest,
+                fragmentation=1.0 - largest / free if free else 0.0,
+                num_regions=len(self._regions),
                 num_failures=self._failures,
             )
 

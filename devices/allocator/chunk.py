@@ -32,8 +32,17 @@ class Allocation:
 
     __slots__ = ("_next", "_prev", "_rs", "address", "allocator", "chunk_size", "in_use", "size")
 
-    def __init__(self, address: int, size: int, chunk_size: int, in_use: bool, allocator: BFCAllocator,
-                 prev: Allocation | None, nxt: Allocation | None, rs: RegionRecord) -> None:
+    def __init__(
+        self,
+        address: int,
+        size: int,
+        chunk_size: int,
+        in_use: bool,
+        allocator: BFCAllocator,
+        prev: Allocation | None,
+        nxt: Allocation | None,
+        rs: RegionRecord,
+    ) -> None:
         self.address, self.size, self.chunk_size, self.in_use = address, size, chunk_size, in_use
         self.allocator, self._prev, self._next, self._rs = allocator, prev, nxt, rs
 
@@ -52,10 +61,14 @@ class Allocation:
         Raises TypeError for regions with no memory behind them (a simulated device)."""
         buf = self._rs.region.buffer
         if buf is None:
-            raise TypeError(f"{self.allocator.name}: allocation at {self.address:#x} is virtual (no memory behind it)")
+            raise TypeError(
+                f"{self.allocator.name}: allocation at {self.address:#x} is virtual (no memory behind it)"
+            )
         off = self.address - self._rs.base
         return buf[off : off + self.size]
 
     def __repr__(self) -> str:
         state = "live" if self.in_use else "free"
-        return f"Allocation({state}, address={self.address:#x}, size={self.size}, chunk_size={self.chunk_size})"
+        return (
+            f"Allocation({state}, address={self.address:#x}, size={self.size}, chunk_size={self.chunk_size})"
+        )

@@ -85,8 +85,15 @@ def check_invariants(bfc: BFCAllocator) -> None:
         _fail(bfc, "mask has bits beyond the last bin")
     s = bfc.stats()
     largest = max((c.chunk_size for c in free_seen.values()), default=0)  # type: ignore[attr-defined]
-    recount = {"pool_bytes": pool, "stable_bytes": stable, "bytes_in_use": in_use, "num_live": len(live_seen),
-               "largest_free_block": largest, "free_bytes": pool - in_use, "num_regions": len(bfc._regions)}
+    recount = {
+        "pool_bytes": pool,
+        "stable_bytes": stable,
+        "bytes_in_use": in_use,
+        "num_live": len(live_seen),
+        "largest_free_block": largest,
+        "free_bytes": pool - in_use,
+        "num_regions": len(bfc._regions),
+    }
     for field, value in recount.items():
         if getattr(s, field) != value:
             _fail(bfc, f"stats.{field} = {getattr(s, field)}, recount {value}")

@@ -63,10 +63,14 @@ class SubAllocator:
 
     def alloc(self, nbytes: int) -> Region:
         if nbytes <= 0 or nbytes % ALIGNMENT:
-            raise ValueError(f"{self.name}: region size must be a positive multiple of {ALIGNMENT}, got {nbytes}")
+            raise ValueError(
+                f"{self.name}: region size must be a positive multiple of {ALIGNMENT}, got {nbytes}"
+            )
         region = self._alloc(nbytes)
         if region.size < nbytes or region.base % ALIGNMENT:
-            raise AssertionError(f"{self.name}: _alloc({nbytes}) returned {region!r} (too small or unaligned)")
+            raise AssertionError(
+                f"{self.name}: _alloc({nbytes}) returned {region!r} (too small or unaligned)"
+            )
         region.owner = self
         self._live[region.base] = region
         self.bytes_allocated += region.size

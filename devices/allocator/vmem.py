@@ -43,7 +43,9 @@ def host_mem_limit_from_env(default: int = DEFAULT_HOST_MEM_LIMIT) -> int:
     return default if limit is None else limit
 
 
-def make_host_allocator(name: str, limit: int | None = None, sub_allocator: SubAllocator | None = None) -> BFCAllocator:
+def make_host_allocator(
+    name: str, limit: int | None = None, sub_allocator: SubAllocator | None = None
+) -> BFCAllocator:
     """The host fallback BFC: growing regions (as AntMan), limit ``limit`` or from the env/default.
 
     The CUDA backend passes a pinned-memory ``sub_allocator`` so kernels can read the memory."""
@@ -58,8 +60,13 @@ class VMemAllocator:
     (default 64 GiB); nothing is allocated until the first fallback.
     """
 
-    def __init__(self, device: BFCAllocator, host: BFCAllocator | None = None, enabled: bool | None = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        device: BFCAllocator,
+        host: BFCAllocator | None = None,
+        enabled: bool | None = None,
+        name: str | None = None,
+    ) -> None:
         self.device = device
         self.host = host if host is not None else make_host_allocator(f"{device.name}_host")
         self.enabled = vmem_enabled_from_env() if enabled is None else enabled
@@ -94,9 +101,11 @@ class VMemAllocator:
             msg += " vmem is off (set vmem=True or TF_GPU_VMEM=1 to place overflow in host memory)."
         else:
             h = self.host.stats()
-            msg += (f" The host memory fallback {self.host.name} cannot take it either: host bytes_in_use="
-                    f"{format_bytes(h.bytes_in_use)}, host limit={format_bytes(h.bytes_limit)} "
-                    "(raise host_mem_limit or TF_CUDA_HOST_MEM_LIMIT_IN_MB).")
+            msg += (
+                f" The host memory fallback {self.host.name} cannot take it either: host bytes_in_use="
+                f"{format_bytes(h.bytes_in_use)}, host limit={format_bytes(h.bytes_limit)} "
+                "(raise host_mem_limit or TF_CUDA_HOST_MEM_LIMIT_IN_MB)."
+            )
         raise ResourceExhaustedError(None, None, msg)
 
     def free(self, a: Allocation) -> None:
@@ -106,7 +115,9 @@ class VMemAllocator:
         elif a.allocator is self.host:
             self.host.free(a)
         else:
-            raise ValueError(f"{self.name}: cannot free {a!r}: allocated by {a.allocator.name}, not by this allocator")
+            raise ValueError(
+                f"{self.name}: cannot free {a!r}: allocated by {a.allocator.name}, not by this allocator"
+            )
 
     def is_device_resident(self, a: Allocation) -> bool:
         return a.allocator is self.device
@@ -125,13 +136,25 @@ class VMemAllocator:
         with self._lock:
             oom, frag, reason = self._fallbacks["OOM"], self._fallbacks["FRAGMENT"], self.swap_reason
         return MemoryStats(
-            bytes_in_use=d.bytes_in_use, peak_bytes_in_use=d.peak_bytes_in_use, bytes_limit=d.bytes_limit,
-            pool_bytes=d.pool_bytes, stable_bytes=d.stable_bytes, host_bytes_in_use=h.bytes_in_use,
-            host_peak_bytes_in_use=h.peak_bytes_in_use, num_allocs=d.num_allocs, num_host_fallbacks=oom + frag,
+            bytes_in_use=d.bytes_in_use,
+            peak_bytes_in_use=d.peak_bytes_in_use,
+            bytes_limit=d.bytes_limit,
+            pool_bytes=d.pool_bytes,
+            stable_bytes=d.stable_bytes,
+            host_bytes_in_use=h.bytes_in_use,
+            host_peak_bytes_in_use=h.peak_bytes_in_use,
+            num_allocs=d.num_allocs,
+            num_host_fallbacks=oom + frag,
             window_peak_bytes_in_use=d.window_peak_bytes_in_use,
-            host_window_peak_bytes_in_use=h.window_peak_bytes_in_use, host_bytes_limit=h.bytes_limit,
-            host_pool_bytes=h.pool_bytes, host_num_allocs=h.num_allocs, largest_free_block=d.largest_free_block,
-            fragmentation=d.fragmentation, num_oom_fallbacks=oom, num_fragment_fallbacks=frag, swap_reason=reason,
+            host_window_peak_bytes_in_use=h.window_peak_bytes_in_use,
+            host_bytes_limit=h.bytes_limit,
+            host_pool_bytes=h.pool_bytes,
+            host_num_allocs=h.num_allocs,
+            largest_free_block=d.largest_free_block,
+            fragmentation=d.fragmentation,
+            num_oom_fallbacks=oom,
+            num_fragment_fallbacks=frag,
+            swap_reason=reason,
         )
 
     def __repr__(self) -> str:

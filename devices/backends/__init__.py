@@ -34,7 +34,11 @@ def select_backend(kind: str, sim_count: int, sim_memory: int) -> Any:
     try:
         backend = BACKENDS["cuda"]()
     except UnavailableError as exc:
-        logger.info("gpu_backend=auto: using simulated GPUs (%d) because CUDA is unavailable: %s", sim_count, exc.message)
+        logger.info(
+            "gpu_backend=auto: using simulated GPUs (%d) because CUDA is unavailable: %s",
+            sim_count,
+            exc.message,
+        )
         return BACKENDS["sim"](sim_count, sim_memory)
     logger.info("gpu_backend=auto: using CUDA (%d device(s))", backend.device_count())
     return backend

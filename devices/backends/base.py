@@ -55,7 +55,16 @@ class Stream:
         The result travels in a one-item list the loop empties: a worker thread descheduled
         right after posting must not keep the value (and its device memory) alive.
         """
-        if not post(self.loop, f"work on stream {self.label}", _deliver, on_done, cell, error, start, time.perf_counter()):
+        if not post(
+            self.loop,
+            f"work on stream {self.label}",
+            _deliver,
+            on_done,
+            cell,
+            error,
+            start,
+            time.perf_counter(),
+        ):
             cell.clear()
 
 

@@ -29,27 +29,39 @@ def import_cupy() -> Any:
         import cupy
     except ImportError as exc:
         raise UnavailableError(
-            None, None, f"gpu_backend='cuda' needs CuPy, which is not importable ({exc}); install "
+            None,
+            None,
+            f"gpu_backend='cuda' needs CuPy, which is not importable ({exc}); install "
             "antcolony[cuda] (cupy-cuda12x) or use gpu_backend='sim'",
         ) from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
         status = getattr(exc, "status", None)
-        why = "no usable NVIDIA driver" if status == 35 else ("no CUDA device visible" if status == 100 else str(exc))
+        why = (
+            "no usable NVIDIA driver"
+            if status == 35
+            else ("no CUDA device visible" if status == 100 else str(exc))
+        )
         raise UnavailableError(
-            None, None, f"gpu_backend='cuda' cannot initialise CUDA: {why} (status {status}); "
+            None,
+            None,
+            f"gpu_backend='cuda' cannot initialise CUDA: {why} (status {status}); "
             "check the driver and CUDA_VISIBLE_DEVICES, or use gpu_backend='sim'",
         ) from exc
     if count < 1:
-        raise UnavailableError(None, None, "gpu_backend='cuda': CUDA reports no device; use gpu_backend='sim'")
+        raise UnavailableError(
+            None, None, "gpu_backend='cuda': CUDA reports no device; use gpu_backend='sim'"
+        )
     return cupy
 
 
 class CudaStream(Stream):
     """A CUDA stream driven from its own thread; completions bridged by ``launch_host_func``."""
 
-    def __init__(self, backend: CudaBackend, device: int, label: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, backend: CudaBackend, device: int, label: str, loop: asyncio.AbstractEventLoop
+    ) -> None:
         super().__init__(backend, device, label, loop)
         self._cupy = backend.cupy
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"cuda{device}-{label}")

@@ -48,7 +48,9 @@ class PinnedMappedMemory(HostMemory):
     def _new_buffer(self, nbytes: int) -> np.ndarray:
         runtime = self.cupy.cuda.runtime
         try:
-            pinned = self.cupy.cuda.PinnedMemory(nbytes + 255, runtime.hostAllocMapped | runtime.hostAllocPortable)
+            pinned = self.cupy.cuda.PinnedMemory(
+                nbytes + 255, runtime.hostAllocMapped | runtime.hostAllocPortable
+            )
         except Exception as exc:
             raise MemoryError(f"{self.name}: cudaHostAlloc of {nbytes} bytes failed: {exc}") from exc
         ptr = self.cupy.cuda.PinnedMemoryPointer(pinned, 0)

@@ -83,7 +83,9 @@ class SimBackend(GpuBackend):
         except OSError as exc:
             logger.warning(
                 "simulated GPU %d: cannot use the machine-wide memory ledger (%s); its memory is this "
-                "process's alone. Set ANTCOLONY_RUNTIME_DIR to a writable directory to share it.", index, exc,
+                "process's alone. Set ANTCOLONY_RUNTIME_DIR to a writable directory to share it.",
+                index,
+                exc,
             )
             return super().device_sub_allocator(index)
         space = SharedAddressSpace(ledger, name=f"gpu{index}")

@@ -121,8 +121,17 @@ class Engine:
         write_t = tuple(write_set)
         for var in read_t + write_t:
             self._check_var(var)
-        op = _Op(fn, read_t, write_t + self._extra_writes(), prop, priority, device, loop.create_future(),
-                 next(self._seq), prop != "async" and inspect.iscoroutinefunction(fn))
+        op = _Op(
+            fn,
+            read_t,
+            write_t + self._extra_writes(),
+            prop,
+            priority,
+            device,
+            loop.create_future(),
+            next(self._seq),
+            prop != "async" and inspect.iscoroutinefunction(fn),
+        )
         self._live.add(op)
         self._pushed += 1
         for var in op.reads:

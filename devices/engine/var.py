@@ -22,7 +22,17 @@ class Var:
     writes. Create with ``engine.new_var()``.
     """
 
-    __slots__ = ("_engine", "_exception", "_live", "_queue", "_reads", "_writing", "deleted", "name", "version")
+    __slots__ = (
+        "_engine",
+        "_exception",
+        "_live",
+        "_queue",
+        "_reads",
+        "_writing",
+        "deleted",
+        "name",
+        "version",
+    )
 
     def __init__(self, engine: object, name: str | None = None) -> None:
         self.name = name if name is not None else f"var{next(_var_ids)}"

@@ -101,8 +101,9 @@ class PerDeviceEngine(Engine):
             key = (device, "compute")
         pool = self._by_key.get(key)
         if pool is None:
-            pool = self._by_key[key] = PriorityPool(f"engine-{key[0] or 'shared'}-{key[1]}", self._nthreads(*key),
-                                                  self._run_in_thread)
+            pool = self._by_key[key] = PriorityPool(
+                f"engine-{key[0] or 'shared'}-{key[1]}", self._nthreads(*key), self._run_in_thread
+            )
         return pool
 
     def _nthreads(self, device: Any, role: str) -> int:

@@ -124,7 +124,9 @@ def _gather(ctx: KernelContext) -> Compute:
         n = xp.shape(params)[axis]
         idx = xp.asarray(indices)
         if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-            raise IndexError(f"{name}: indices must be in [0, {n}), got range [{int(idx.min())}, {int(idx.max())}]")
+            raise IndexError(
+                f"{name}: indices must be in [0, {n}), got range [{int(idx.min())}, {int(idx.max())}]"
+            )
         return xp.take(params, idx, axis=axis)
 
     return compute

@@ -23,7 +23,8 @@ def _placeholder(ctx: KernelContext) -> Compute:
 
     def compute() -> Any:
         raise InvalidArgumentError(
-            None, op,
+            None,
+            op,
             f"You must feed a value for placeholder tensor '{op.name}' with dtype {op.attrs['dtype'].name}",
         )
 

@@ -11,14 +11,28 @@ from .registry import Compute, KernelContext, register_kernel
 # Python operators give numpy's (and cupy's) semantics for arrays and take numpy's scalar fast
 # path for 0-d values (~60 ns instead of ~1 us for a ufunc call on scalars).
 _OPERATORS = {
-    "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
-    "Pow": operator.pow, "Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt,
+    "Add": operator.add,
+    "Sub": operator.sub,
+    "Mul": operator.mul,
+    "RealDiv": operator.truediv,
+    "Pow": operator.pow,
+    "Less": operator.lt,
+    "LessEqual": operator.le,
+    "Greater": operator.gt,
     "GreaterEqual": operator.ge,
 }
 _BINARY = {"Maximum": "maximum", "Minimum": "minimum", "Equal": "equal", "NotEqual": "not_equal"}
 _UNARY = {
-    "Neg": "negative", "Square": "square", "Sqrt": "sqrt", "Exp": "exp", "Log": "log",
-    "Abs": "abs", "Sign": "sign", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos",
+    "Neg": "negative",
+    "Square": "square",
+    "Sqrt": "sqrt",
+    "Exp": "exp",
+    "Log": "log",
+    "Abs": "abs",
+    "Sign": "sign",
+    "Reciprocal": "reciprocal",
+    "Sin": "sin",
+    "Cos": "cos",
 }
 
 
@@ -68,7 +82,11 @@ def _add_n(ctx: KernelContext) -> Compute:
     def compute(*xs: Any) -> Any:
         out = xp.add(xs[0], xs[1]) if len(xs) > 1 else xp.array(xs[0], copy=True)
         for x in xs[2:]:
-            out = xp.add(out, x, out=out) if isinstance(out, xp.ndarray) and out.shape == xp.shape(x) else out + x
+            out = (
+                xp.add(out, x, out=out)
+                if isinstance(out, xp.ndarray) and out.shape == xp.shape(x)
+                else out + x
+            )
         return out
 
     return compute

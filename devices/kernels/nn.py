@@ -88,7 +88,9 @@ def _bias_add(ctx: KernelContext) -> Compute:
         c = _channel_axis(fmt, value.ndim)
         if value.shape[c] != bias.shape[0]:
             raise InvalidArgumentError(
-                None, op, f"bias of shape {tuple(bias.shape)} does not match dimension {c} of value of shape "
+                None,
+                op,
+                f"bias of shape {tuple(bias.shape)} does not match dimension {c} of value of shape "
                 f"{tuple(value.shape)}",
             )
         return value + xp.reshape(bias, (-1,) + (1,) * (value.ndim - 1 - c))
@@ -114,7 +116,9 @@ def _xent(ctx: KernelContext) -> Compute:
     def compute(logits: Any, labels: Any) -> tuple[Any, Any]:
         if logits.shape != labels.shape:
             raise InvalidArgumentError(
-                None, op, f"logits of shape {tuple(logits.shape)} and labels of shape {tuple(labels.shape)} "
+                None,
+                op,
+                f"logits of shape {tuple(logits.shape)} and labels of shape {tuple(labels.shape)} "
                 "must have the same shape",
             )
         s, lse = _shifted(xp, logits)
@@ -133,7 +137,9 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
         n = logits.shape[-1]
         if labels.shape != logits.shape[:-1]:
             raise InvalidArgumentError(
-                None, op, f"labels of shape {tuple(labels.shape)} do not match logits of shape "
+                None,
+                op,
+                f"labels of shape {tuple(labels.shape)} do not match logits of shape "
                 f"{tuple(logits.shape)} (expected labels of shape {tuple(logits.shape[:-1])})",
             )
         if labels.size:
@@ -141,7 +147,9 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
             if lo < 0 or hi >= n:
                 bad = lo if lo < 0 else hi
                 raise InvalidArgumentError(
-                    None, op, f"Received a label value of {bad} which is outside the valid range of [0, {n})",
+                    None,
+                    op,
+                    f"Received a label value of {bad} which is outside the valid range of [0, {n})",
                 )
         s, lse = _shifted(xp, logits)
         log_p = s - lse

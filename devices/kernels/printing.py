@@ -43,7 +43,9 @@ def summarize_edges(value: Any, n: int) -> str:
     if a.ndim == 0:
         return str(a.item() if a.dtype != object else a[()])
     threshold = sys.maxsize if n < 0 else 2 * n
-    return np.array2string(a, threshold=threshold, edgeitems=max(n, 1), separator=" ", max_line_width=sys.maxsize)
+    return np.array2string(
+        a, threshold=threshold, edgeitems=max(n, 1), separator=" ", max_line_width=sys.maxsize
+    )
 
 
 def _write(stream: str, text: str, end: str) -> None:

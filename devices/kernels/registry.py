@@ -49,7 +49,11 @@ KERNELS: dict[str, dict[str, KernelDef]] = {}
 
 
 def register_kernel(
-    op_type: str, *, devices: tuple[str, ...] = ("CPU", "GPU"), expensive: bool = False, blocking: bool = False,
+    op_type: str,
+    *,
+    devices: tuple[str, ...] = ("CPU", "GPU"),
+    expensive: bool = False,
+    blocking: bool = False,
 ) -> Callable[[Factory], Factory]:
     """Decorator registering a kernel factory for ``op_type`` on the given device types; a
     ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs."""

@@ -37,7 +37,9 @@ def _check_shape(op: Any, ref: Any, value: Any) -> None:
         and (len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape)))
     ):
         raise InvalidArgumentError(
-            None, op, f"cannot assign a value of shape {tuple(shape)} to variable {ref.name} of shape {expected}"
+            None,
+            op,
+            f"cannot assign a value of shape {tuple(shape)} to variable {ref.name} of shape {expected}",
         )
 
 
@@ -72,6 +74,10 @@ def _update(xp: Any, op: Any, ref: Any, delta: Any, sign: int) -> Any:
     old = r.read()
     new = old + delta if sign > 0 else old - delta
     if getattr(new, "shape", ()) != getattr(old, "shape", ()):
-        raise InvalidArgumentError(None, op, f"update of shape {getattr(delta, 'shape', ())} does not match variable {r.name} of shape {old.shape}")
+        raise InvalidArgumentError(
+            None,
+            op,
+            f"update of shape {getattr(delta, 'shape', ())} does not match variable {r.name} of shape {old.shape}",
+        )
     # asarray: arithmetic on 0-d arrays yields numpy scalars, but variables hold arrays.
     return r.write(xp.asarray(new, dtype=old.dtype))

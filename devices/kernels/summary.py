@@ -22,7 +22,8 @@ def _tensorboardx(ctx: KernelContext) -> Any:
         import tensorboardX.summary as tbx_summary
     except ImportError:
         raise FailedPreconditionError(
-            None, ctx.op,
+            None,
+            ctx.op,
             f"summary op '{ctx.op.name}' needs tensorboardX; install it with pip install 'antcolony[summary]'",
         ) from None
     return tbx_summary
@@ -92,7 +93,9 @@ def _merge_summary(ctx: KernelContext) -> Compute:
             for value in part.value:
                 if value.tag in seen:
                     raise InvalidArgumentError(
-                        None, op, f"Duplicate tag {value.tag} found in summary inputs of '{op.name}'; "
+                        None,
+                        op,
+                        f"Duplicate tag {value.tag} found in summary inputs of '{op.name}'; "
                         "give each summary its own name",
                     )
                 seen.add(value.tag)

@@ -19,7 +19,9 @@ def _read_matching(op: Any, ref: Any, grad: Any) -> tuple[VarRef, Any]:
     value = r.read()
     if value.shape != grad.shape:
         raise InvalidArgumentError(
-            None, op, f"gradient of shape {tuple(grad.shape)} does not match variable {r.name} of shape "
+            None,
+            op,
+            f"gradient of shape {tuple(grad.shape)} does not match variable {r.name} of shape "
             f"{tuple(value.shape)}",
         )
     return r, value
@@ -30,7 +32,9 @@ def _read_slot(op: Any, ref: Any, like: Any) -> tuple[VarRef, Any]:
     value = r.read()
     if value.shape != like.shape:
         raise InvalidArgumentError(
-            None, op, f"slot {r.name} of shape {tuple(value.shape)} does not match its variable of shape "
+            None,
+            op,
+            f"slot {r.name} of shape {tuple(value.shape)} does not match its variable of shape "
             f"{tuple(like.shape)}",
         )
     return r, value
@@ -68,8 +72,16 @@ def _apply_adam(ctx: KernelContext) -> Compute:
     nesterov = ctx.attr("use_nesterov")
 
     def compute(
-        var: Any, m: Any, v: Any, beta1_power: Any, beta2_power: Any, lr: Any, beta1: Any, beta2: Any,
-        epsilon: Any, grad: Any,
+        var: Any,
+        m: Any,
+        v: Any,
+        beta1_power: Any,
+        beta2_power: Any,
+        lr: Any,
+        beta1: Any,
+        beta2: Any,
+        epsilon: Any,
+        grad: Any,
     ) -> Any:
         rvar, w = _read_matching(op, var, grad)
         rm, m_old = _read_slot(op, m, w)

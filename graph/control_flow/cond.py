@@ -20,8 +20,12 @@ from .ops import merge
 
 
 def cond(
-    pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], name: str | None = None,
-    *, strict: bool = False,
+    pred: Any,
+    true_fn: Callable[[], Any],
+    false_fn: Callable[[], Any],
+    name: str | None = None,
+    *,
+    strict: bool = False,
 ) -> Any:
     """``true_fn()`` if ``pred`` is true at run time, else ``false_fn()``, as ``tf.compat.v1.cond``.
 

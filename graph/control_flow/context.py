@@ -158,7 +158,10 @@ class ControlFlowContext:
 
     # -- the Graph.create_op hook ---------------------------------------------------------
     def adjust_inputs(
-        self, op_type: str, inputs: Sequence[Tensor], control_inputs: Sequence[Operation],
+        self,
+        op_type: str,
+        inputs: Sequence[Tensor],
+        control_inputs: Sequence[Operation],
     ) -> tuple[list[Tensor], list[Operation]]:
         new_inputs = [self._route(op_type, i, t) for i, t in enumerate(inputs)]
         ctrl = self._fix_control_inputs(control_inputs)
@@ -202,7 +205,9 @@ class ControlFlowContext:
             g = self.graph
             src = op_context(c)
             if src is not None and not src.encloses(self):
-                raise GraphError(f"control input {c.name} was built in {src.describe()} and cannot be used in {self.describe()}")
+                raise GraphError(
+                    f"control input {c.name} was built in {src.describe()} and cannot be used in {self.describe()}"
+                )
             with g.control_dependencies(None):
                 if c.outputs:
                     t = c.outputs[0]
@@ -243,7 +248,9 @@ class CondRecord:
 class CondContext(ControlFlowContext):
     """One branch (0: false, 1: true) of a cond."""
 
-    def __init__(self, graph: Graph, outer: ControlFlowContext | None, record: CondRecord, branch: int) -> None:
+    def __init__(
+        self, graph: Graph, outer: ControlFlowContext | None, record: CondRecord, branch: int
+    ) -> None:
         super().__init__(graph, outer)
         self.record = record
         self.branch = branch
@@ -275,8 +282,13 @@ class WhileContext(ControlFlowContext):
     """The cond and body of one while loop (one frame); also the backprop loop of a gradient."""
 
     def __init__(
-        self, graph: Graph, outer: ControlFlowContext | None, name: str, parallel_iterations: int,
-        outer_control: Sequence[Operation] = (), grad_state: GradLoopState | None = None,
+        self,
+        graph: Graph,
+        outer: ControlFlowContext | None,
+        name: str,
+        parallel_iterations: int,
+        outer_control: Sequence[Operation] = (),
+        grad_state: GradLoopState | None = None,
     ) -> None:
         super().__init__(graph, outer)
         self.name = name  # the frame name
@@ -326,9 +338,15 @@ class WhileContext(ControlFlowContext):
         g = self.graph
         with entered(g, self.outer), g.control_dependencies(None):
             e = g.create_op(
-                "Enter", [v], {"frame_name": self.name, "is_constant": bool(is_constant),
-                               "parallel_iterations": self.parallel_iterations},
-                name, control_inputs=self.outer_control,
+                "Enter",
+                [v],
+                {
+                    "frame_name": self.name,
+                    "is_constant": bool(is_constant),
+                    "parallel_iterations": self.parallel_iterations,
+                },
+                name,
+                control_inputs=self.outer_control,
             )
         _mark_ref_route(e, v)
         self.state.op_ctx[e] = self

@@ -50,7 +50,9 @@ def _const(value: Any, dtype: Any, name: str) -> Tensor:
     return make_op("Const", [], {"value": arr, "dtype": np.dtype(dtype)}, name).outputs[0]
 
 
-def add_loop_var(ctx: WhileContext, init: Tensor, step: Any, name: str) -> tuple[Tensor, Operation, Operation, Tensor]:
+def add_loop_var(
+    ctx: WhileContext, init: Tensor, step: Any, name: str
+) -> tuple[Tensor, Operation, Operation, Tensor]:
     """A loop variable added to a built loop: returns (value in the iteration, its Merge,
     NextIteration, Exit output). ``step(value) -> next value`` is built inside the loop."""
     g = ctx.graph
@@ -66,7 +68,9 @@ def add_loop_var(ctx: WhileContext, init: Tensor, step: Any, name: str) -> tuple
     return sw.outputs[1], m, n, x.outputs[0]
 
 
-def register_loop_ops(ctx: WhileContext, merge: Operation, switch: Operation, nxt: Operation, exit_op: Operation) -> None:
+def register_loop_ops(
+    ctx: WhileContext, merge: Operation, switch: Operation, nxt: Operation, exit_op: Operation
+) -> None:
     st = ctx.state
     st.loop_merges.add(merge)
     st.loop_structure.update((merge, switch, nxt, exit_op))
@@ -85,7 +89,10 @@ def forward_counter(loop: WhileContext) -> ForwardCounter:
                 zero = _const(0, dtypes.int32, "f_count_init")
             with entered(g, loop):
                 index, _, nxt, total = add_loop_var(
-                    loop, zero, lambda i: add(i, _const(1, dtypes.int32, "one"), name="f_count_next"), "f_count",
+                    loop,
+                    zero,
+                    lambda i: add(i, _const(1, dtypes.int32, "one"), name="f_count_next"),
+                    "f_count",
                 )
         loop.counter = ForwardCounter(index, nxt, total)
     return loop.counter
@@ -102,7 +109,9 @@ class GradLoopState:
         self.history: dict[Tensor, Tensor] = {}
         self._pushes: list[Operation] = []
         self._proxies: dict[Tensor, Tensor] = {}
-        ctx = self.grad_ctx = WhileContext(g, g._control_flow_context, name, forward.parallel_iterations, grad_state=self)
+        ctx = self.grad_ctx = WhileContext(
+            g, g._control_flow_context, name, forward.parallel_iterations, grad_state=self
+        )
         with g.name_scope(name + "/"), g.control_dependencies(None):
             # Counts n .. 1 while the body runs with index n-1 .. 0: forward iterations in reverse.
             e = ctx.make_enter(self.counter.total, is_constant=False, name="b_count")
@@ -110,7 +119,9 @@ class GradLoopState:
                 m = make_op("Merge", [e, e], None, "b_count")
                 ctx.pivot_for_pred = m.outputs[0]
                 one = _const(1, dtypes.int32, "one")
-                ctx.loop_cond = make_op("LoopCond", [greater_equal(m.outputs[0], one)], None, "b_count").outputs[0]
+                ctx.loop_cond = make_op(
+                    "LoopCond", [greater_equal(m.outputs[0], one)], None, "b_count"
+                ).outputs[0]
                 sw = make_op("Switch", [m.outputs[0], ctx.loop_cond], None, "b_count")
                 self.index = subtract(sw.outputs[1], one, name="b_index")
                 ctx.pivot_for_body = self.index
@@ -164,7 +175,9 @@ class GradLoopState:
             assert isinstance(ctx, CondContext), "a pushed value lives in its loop or a cond inside it"
             rec = ctx.record
             with entered(g, ctx):
-                done = make_op("Identity", [rec.pivots[ctx.branch]], None, "push_done", control_inputs=[op]).outputs[0]
+                done = make_op(
+                    "Identity", [rec.pivots[ctx.branch]], None, "push_done", control_inputs=[op]
+                ).outputs[0]
             pair = [done, rec.pivots[1]] if ctx.branch == 0 else [rec.pivots[0], done]
             with entered(g, ctx.outer):
                 op = make_op("Merge", pair, None, "push_sync")
@@ -176,7 +189,11 @@ class GradLoopState:
         adding thousands of control inputs one by one would be quadratic)."""
         if self._pushes:
             g = self.graph
-            with g.name_scope(self.forward.name + "/"), g.control_dependencies(None), entered(g, self.forward):
+            with (
+                g.name_scope(self.forward.name + "/"),
+                g.control_dependencies(None),
+                entered(g, self.forward),
+            ):
                 sync = make_op("NoOp", [], None, "f_sync", control_inputs=self._pushes)
             self.counter.next_op._add_control_input(sync)
             self._pushes = []
@@ -189,9 +206,14 @@ class GradLoopState:
             handle = acc
             if cond_ctx is not None:
                 # Pushed only when the branch ran: pop only then (the pop is dead otherwise).
-                handle = make_op("Switch", [acc, cond_ctx.record.pred_id], None, "b_acc_switch").outputs[cond_ctx.branch]
+                handle = make_op("Switch", [acc, cond_ctx.record.pred_id], None, "b_acc_switch").outputs[
+                    cond_ctx.branch
+                ]
             return make_op(
-                "AccumulatorPop", [handle, self.index], {"dtype": value.dtype, "shape": value._shape}, "b_acc_pop",
+                "AccumulatorPop",
+                [handle, self.index],
+                {"dtype": value.dtype, "shape": value._shape},
+                "b_acc_pop",
             ).outputs[0]
 
     def shape_proxy(self, value: Tensor) -> Tensor | None:
@@ -207,7 +229,9 @@ class GradLoopState:
             with entered(g, self.grad_ctx), g.control_dependencies(None):
                 proxy = _const(np.zeros(value._shape, dtype=value.dtype), value.dtype, "zeros_proxy")
                 if cond_ctx is not None:
-                    proxy = make_op("Switch", [proxy, cond_ctx.record.pred_id], None, "b_zeros_switch").outputs[cond_ctx.branch]
+                    proxy = make_op(
+                        "Switch", [proxy, cond_ctx.record.pred_id], None, "b_zeros_switch"
+                    ).outputs[cond_ctx.branch]
             self._proxies[value] = proxy
         return proxy
 
@@ -230,7 +254,9 @@ class GradLoopState:
                 if S.is_fully_defined(grad._shape):
                     init = _const(np.zeros(grad._shape, dtype=grad.dtype), grad.dtype, "b_acc_init")
                 elif is_ref(src):
-                    init = zeros_like(make_op("ReadVariable", [src], None, "read").outputs[0], name="b_acc_init")
+                    init = zeros_like(
+                        make_op("ReadVariable", [src], None, "read").outputs[0], name="b_acc_init"
+                    )
                 else:
                     init = zeros_like(src, name="b_acc_init")
             _, _, _, total = add_loop_var(ctx, init, lambda acc: add(acc, grad, name="b_acc_add"), "b_acc")

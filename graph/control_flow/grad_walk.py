@@ -35,7 +35,11 @@ Visit = Callable[[Operation], None]
 
 
 def backprop_walk(
-    g: Graph, ordered: list[Operation], visit: Visit, grads: dict[Tensor, list[Tensor]], on_path: set[int],
+    g: Graph,
+    ordered: list[Operation],
+    visit: Visit,
+    grads: dict[Tensor, list[Tensor]],
+    on_path: set[int],
     xs: list[Tensor],
 ) -> None:
     """Call ``visit`` on ``ordered`` (reverse creation order), differentiating while loops as units."""
@@ -66,8 +70,13 @@ def _loop_below(st: Any, op: Operation, level: WhileContext | None) -> WhileCont
 
 
 def _walk(
-    g: Graph, ops: list[Operation], visit: Visit, grads: dict[Tensor, list[Tensor]], on_path: set[int],
-    level: WhileContext | None, outer_state: GradLoopState | None,
+    g: Graph,
+    ops: list[Operation],
+    visit: Visit,
+    grads: dict[Tensor, list[Tensor]],
+    on_path: set[int],
+    level: WhileContext | None,
+    outer_state: GradLoopState | None,
 ) -> None:
     st = state_of(g)
     groups: dict[WhileContext, list[Operation]] = {}
@@ -99,8 +108,13 @@ def _differentiable(t: Tensor) -> bool:
 
 
 def _backprop_loop(
-    g: Graph, loop: WhileContext, ops: list[Operation], visit: Visit, grads: dict[Tensor, list[Tensor]],
-    on_path: set[int], outer_state: GradLoopState | None,
+    g: Graph,
+    loop: WhileContext,
+    ops: list[Operation],
+    visit: Visit,
+    grads: dict[Tensor, list[Tensor]],
+    on_path: set[int],
+    outer_state: GradLoopState | None,
 ) -> None:
     exit_grads = [_sum(grads.get(x.outputs[0])) for x in loop.exits]
     if all(gr is None for gr in exit_grads):
@@ -141,7 +155,11 @@ def _backprop_loop(
                 m.outputs[0]._shape = most_specific_compatible_shape(m.inputs[0]._shape, g_body._shape)
                 register_loop_ops(ctx, m, sw, n, x)
             for e_op in list(loop.constant_enters):
-                if id(e_op) not in on_path or id(e_op.inputs[0].op) not in on_path or not grads.get(e_op.outputs[0]):
+                if (
+                    id(e_op) not in on_path
+                    or id(e_op.inputs[0].op) not in on_path
+                    or not grads.get(e_op.outputs[0])
+                ):
                     continue
                 if not _differentiable(e_op.outputs[0]):
                     continue

@@ -61,7 +61,9 @@ def assert_same_structure(a: Any, b: Any, what: str) -> None:
             raise GraphError(f"{what}: structures differ at {path or 'the top'}: {_kind(x)} vs {_kind(y)}")
         if isinstance(x, dict):
             if sorted(x) != sorted(y):
-                raise GraphError(f"{what}: dict keys differ at {path or 'the top'}: {sorted(x)} vs {sorted(y)}")
+                raise GraphError(
+                    f"{what}: dict keys differ at {path or 'the top'}: {sorted(x)} vs {sorted(y)}"
+                )
             stack.extend((x[k], y[k], f"{path}[{k!r}]") for k in sorted(x))
         elif is_sequence(x):
             if len(x) != len(y):

@@ -22,7 +22,9 @@ from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 
-CONTROL_FLOW_OPS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"})
+CONTROL_FLOW_OPS = frozenset(
+    {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"}
+)
 ACCUMULATOR_OPS = frozenset({"Accumulator", "AccumulatorPush", "AccumulatorPop"})
 HANDLE_DTYPE = np.dtype(object)
 
@@ -65,7 +67,9 @@ def _merge_shape(op: Operation) -> list:
     shape = first._shape
     for t in op.inputs[1:]:
         if t.dtype != first.dtype:
-            raise ValueError(f"Merge inputs {first.name} ({first.dtype.name}) and {t.name} ({t.dtype.name}) differ in dtype")
+            raise ValueError(
+                f"Merge inputs {first.name} ({first.dtype.name}) and {t.name} ({t.dtype.name}) differ in dtype"
+            )
         shape = most_specific_compatible_shape(shape, t._shape)
     return [(first.dtype, shape), (dtypes.int32, ())]
 
@@ -131,7 +135,9 @@ def switch(data: Any, pred: Any, name: str = "Switch") -> tuple[Tensor, Tensor]:
     return op.outputs[0], op.outputs[1]
 
 
-def merge(inputs: Sequence[Any], name: str = "Merge", attrs: dict[str, Any] | None = None) -> tuple[Tensor, Tensor]:
+def merge(
+    inputs: Sequence[Any], name: str = "Merge", attrs: dict[str, Any] | None = None
+) -> tuple[Tensor, Tensor]:
     """(output, value_index): the first input that is alive, and its index."""
     op = make_op("Merge", [convert_to_tensor(t) for t in inputs], attrs, name)
     return op.outputs[0], op.outputs[1]
@@ -144,9 +150,19 @@ def control_trigger(name: str = "ControlTrigger") -> Operation:
     return get_default_graph().create_op("ControlTrigger", [], None, name)
 
 
-def enter(data: Tensor, frame_name: str, is_constant: bool, parallel_iterations: int, name: str = "Enter",
-          control_inputs: Sequence[Operation] = ()) -> Tensor:
-    attrs = {"frame_name": frame_name, "is_constant": bool(is_constant), "parallel_iterations": int(parallel_iterations)}
+def enter(
+    data: Tensor,
+    frame_name: str,
+    is_constant: bool,
+    parallel_iterations: int,
+    name: str = "Enter",
+    control_inputs: Sequence[Operation] = (),
+) -> Tensor:
+    attrs = {
+        "frame_name": frame_name,
+        "is_constant": bool(is_constant),
+        "parallel_iterations": int(parallel_iterations),
+    }
     return make_op("Enter", [data], attrs, name, control_inputs).outputs[0]
 
 
@@ -166,11 +182,15 @@ def accumulator(name: str = "Accumulator") -> Tensor:
     return get_default_graph().create_op("Accumulator", [], None, name).outputs[0]
 
 
-def accumulator_push(handle: Tensor, index: Tensor, value: Tensor, name: str = "AccumulatorPush") -> Operation:
+def accumulator_push(
+    handle: Tensor, index: Tensor, value: Tensor, name: str = "AccumulatorPush"
+) -> Operation:
     return make_op("AccumulatorPush", [handle, index, value], None, name)
 
 
-def accumulator_pop(handle: Tensor, index: Tensor, dtype: np.dtype, shape: S.Shape, name: str = "AccumulatorPop") -> Tensor:
+def accumulator_pop(
+    handle: Tensor, index: Tensor, dtype: np.dtype, shape: S.Shape, name: str = "AccumulatorPop"
+) -> Tensor:
     return make_op("AccumulatorPop", [handle, index], {"dtype": dtype, "shape": shape}, name).outputs[0]
 
 

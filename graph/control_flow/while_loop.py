@@ -26,8 +26,13 @@ _MAX_SHAPE_PASSES = 64
 
 
 def while_loop(
-    cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
-    parallel_iterations: int = 10, maximum_iterations: Any = None, name: str | None = None,
+    cond: Callable[..., Any],
+    body: Callable[..., Any],
+    loop_vars: Any,
+    shape_invariants: Any = None,
+    parallel_iterations: int = 10,
+    maximum_iterations: Any = None,
+    name: str | None = None,
     return_same_structure: bool = False,
 ) -> Any:
     """Repeat ``body`` while ``cond`` is true, as ``tf.compat.v1.while_loop``.
@@ -48,7 +53,9 @@ def while_loop(
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callables")
     if not isinstance(parallel_iterations, int) or parallel_iterations < 1:
-        raise ValueError(f"while_loop: parallel_iterations must be a positive int, got {parallel_iterations!r}")
+        raise ValueError(
+            f"while_loop: parallel_iterations must be a positive int, got {parallel_iterations!r}"
+        )
     packed = not nest.is_sequence(loop_vars)
     if packed:
         loop_vars = (loop_vars,)
@@ -69,14 +76,25 @@ def while_loop(
             if limit.dtype.kind not in "iu" or not S.compatible(limit._shape, ()):
                 raise GraphError(f"while_loop: maximum_iterations must be an integer scalar, got {limit!r}")
             with g.control_dependencies(None):
-                counter = make_op("Const", [], {"value": _zero(limit.dtype), "dtype": limit.dtype}, "iteration_counter")
+                counter = make_op(
+                    "Const", [], {"value": _zero(limit.dtype), "dtype": limit.dtype}, "iteration_counter"
+                )
             flat = [counter.outputs[0], *flat]
             invariants = [_UNSET, *invariants]
             offset = 1
         ctx = WhileContext(g, outer, scope[:-1], parallel_iterations, outer_control)
         with g.control_dependencies(None):
-            exits = _build(g, ctx, cond, body, loop_vars, flat, invariants, offset,
-                           limit if maximum_iterations is not None else None)
+            exits = _build(
+                g,
+                ctx,
+                cond,
+                body,
+                loop_vars,
+                flat,
+                invariants,
+                offset,
+                limit if maximum_iterations is not None else None,
+            )
     result = nest.pack_as(loop_vars, exits[offset:])
     if packed or (not return_same_structure and len(flat_user) == 1):
         return result[0]
@@ -84,8 +102,15 @@ def while_loop(
 
 
 def _build(
-    g: Graph, ctx: WhileContext, cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
-    flat: list[Tensor], invariants: list[Any], offset: int, limit: Tensor | None,
+    g: Graph,
+    ctx: WhileContext,
+    cond: Callable[..., Any],
+    body: Callable[..., Any],
+    loop_vars: Any,
+    flat: list[Tensor],
+    invariants: list[Any],
+    offset: int,
+    limit: Tensor | None,
 ) -> list[Tensor]:
     st = state_of(g)
     outer = ctx.outer
@@ -117,11 +142,14 @@ def _build(
         ctx.pivot_for_body = ctx.identities[0]
         result = body(*nest.pack_as(loop_vars, ctx.identities[offset:]))
         if not isinstance(result, (list, tuple)) or (
-            len(loop_vars) == 1 and not nest.same_structure(list(loop_vars), list(result))
+            len(loop_vars) == 1
+            and not nest.same_structure(list(loop_vars), list(result))
             and nest.same_structure(loop_vars[0], result)
         ):
             result = [result]  # the body of a single loop variable may return it unwrapped
-        nest.assert_same_structure(list(loop_vars), list(result), "while_loop: body must return the structure of loop_vars")
+        nest.assert_same_structure(
+            list(loop_vars), list(result), "while_loop: body must return the structure of loop_vars"
+        )
         flat_res = [convert_to_tensor(r) for r in nest.flatten(result)]
         if limit is not None:
             flat_res = [add(ctx.identities[0], _one(limit.dtype), name="next_iteration_counter"), *flat_res]

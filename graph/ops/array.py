@@ -57,10 +57,14 @@ def _reshape_shape(op: Operation) -> list:
     if n is not None:
         if unknown:
             if known == 0 or n % known:
-                raise ValueError(f"cannot reshape {x.name} of shape {S.format_shape(x._shape)} ({n} elements) to {target}")
+                raise ValueError(
+                    f"cannot reshape {x.name} of shape {S.format_shape(x._shape)} ({n} elements) to {target}"
+                )
             target = tuple(n // known if d == -1 else d for d in target)
         elif known != n:
-            raise ValueError(f"cannot reshape {x.name} of shape {S.format_shape(x._shape)} ({n} elements) to {target}")
+            raise ValueError(
+                f"cannot reshape {x.name} of shape {S.format_shape(x._shape)} ({n} elements) to {target}"
+            )
     return [(x.dtype, tuple(None if d == -1 else d for d in target))]
 
 
@@ -78,13 +82,17 @@ def _reshape_to_tensor(x: Tensor, shape: Any, name: str | None) -> Tensor:
     from .math import cast
 
     if isinstance(shape, Tensor):
-        if shape.dtype not in (dtypes.int32, dtypes.int64) or (shape._shape is not None and len(shape._shape) != 1):
+        if shape.dtype not in (dtypes.int32, dtypes.int64) or (
+            shape._shape is not None and len(shape._shape) != 1
+        ):
             raise GraphError(f"reshape: the shape {shape.name} must be a vector of int32 or int64")
         rank = None if shape._shape is None else shape._shape[0]
         static: tuple[int | None, ...] | None = None if rank is None else (None,) * rank
         target = shape
     else:
-        dims = [cast(d, dtypes.int32) if isinstance(d, Tensor) else int(-1 if d is None else d) for d in shape]
+        dims = [
+            cast(d, dtypes.int32) if isinstance(d, Tensor) else int(-1 if d is None else d) for d in shape
+        ]
         static = tuple(None if isinstance(d, Tensor) or d == -1 else d for d in dims)
         target = stack([d if isinstance(d, Tensor) else convert_to_tensor(np.int32(d)) for d in dims])
     return make_op("Reshape", [x, target], {"shape": static}, name or "Reshape").outputs[0]
@@ -150,12 +158,16 @@ def _concat_shape(op: Operation) -> list:
         if t.dtype != xs[0].dtype:
             raise ValueError(f"{t.name} is {t.dtype.name} but {xs[0].name} is {xs[0].dtype.name}")
         if len(shape) != nd:
-            raise ValueError(f"ranks differ: {xs[0].name} {S.format_shape(known[0])}, {t.name} {S.format_shape(shape)}")
+            raise ValueError(
+                f"ranks differ: {xs[0].name} {S.format_shape(known[0])}, {t.name} {S.format_shape(shape)}"
+            )
         for i, (a, b) in enumerate(zip(out, shape)):
             if i == axis:
                 out[i] = None if a is None or b is None else a + b
             elif a is not None and b is not None and a != b:
-                raise ValueError(f"dimension {i} differs: {S.format_shape(xs[0]._shape)} vs {S.format_shape(t._shape)}")
+                raise ValueError(
+                    f"dimension {i} differs: {S.format_shape(xs[0]._shape)} vs {S.format_shape(t._shape)}"
+                )
             elif a is None:
                 out[i] = b
     return [(xs[0].dtype, tuple(out))]
@@ -171,7 +183,9 @@ def concat(values: Sequence[Any], axis: int, name: str = "concat") -> Tensor:
 @register_gradient("ConcatV2")
 def _concat_grad(op: Operation, grad: Tensor) -> list:
     return [
-        make_op("ConcatSlice", [grad, *list(op.inputs)], {"axis": op.attrs["axis"], "index": i}, "ConcatSlice").outputs[0]
+        make_op(
+            "ConcatSlice", [grad, *list(op.inputs)], {"axis": op.attrs["axis"], "index": i}, "ConcatSlice"
+        ).outputs[0]
         for i in range(len(op.inputs))
     ]
 
@@ -326,7 +340,7 @@ def _gather_shape(op: Operation) -> list:
     if params._shape is None or indices._shape is None:
         return [(params.dtype, None)]
     axis = S.normalize_axis(op.attrs["axis"], len(params._shape), params.name)
-    out = params._shape[:axis] + indices._shape + params._shape[axis + 1:]
+    out = params._shape[:axis] + indices._shape + params._shape[axis + 1 :]
     return [(params.dtype, out)]
 
 
@@ -400,7 +414,9 @@ def _expand_dims_shape(op: Operation) -> list:
 
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:
-    return make_op("ExpandDims", [convert_to_tensor(input)], {"axis": int(axis)}, name or "ExpandDims").outputs[0]
+    return make_op(
+        "ExpandDims", [convert_to_tensor(input)], {"axis": int(axis)}, name or "ExpandDims"
+    ).outputs[0]
 
 
 @register_gradient("ExpandDims")

@@ -83,7 +83,10 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
     x = convert_to_tensor(value)
     n = num if num is not None else _static_dim(x, axis, "unstack")
     with get_default_graph().name_scope(name):
-        return [make_op("Unpack", [x], {"axis": int(axis), "index": i}, "Unpack").outputs[0] for i in _builtin_range(n)]
+        return [
+            make_op("Unpack", [x], {"axis": int(axis), "index": i}, "Unpack").outputs[0]
+            for i in _builtin_range(n)
+        ]
 
 
 def _cut(x: Tensor, axis: int, start: int, stop: int) -> Tensor:
@@ -93,14 +96,18 @@ def _cut(x: Tensor, axis: int, start: int, stop: int) -> Tensor:
     return strided_slice(x, key)
 
 
-def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None, name: str = "split") -> list[Tensor]:
+def split(
+    value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None, name: str = "split"
+) -> list[Tensor]:
     """Split along ``axis`` into equal parts (an int) or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
     total = _static_dim(x, axis, "split")
     if isinstance(num_or_size_splits, (int, np.integer)):
         parts = int(num_or_size_splits)
         if parts <= 0 or total % parts:
-            raise GraphError(f"split: dimension {axis} of {x.name} has size {total}, not divisible into {parts} parts")
+            raise GraphError(
+                f"split: dimension {axis} of {x.name} has size {total}, not divisible into {parts} parts"
+            )
         sizes = [total // parts] * parts
     else:
         sizes = [int(s) for s in num_or_size_splits]
@@ -109,7 +116,9 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
         if -1 in sizes:
             sizes[sizes.index(-1)] = total - sum(s for s in sizes if s != -1)
         if sum(sizes) != total or any(s < 0 for s in sizes):
-            raise GraphError(f"split: sizes {list(num_or_size_splits)} do not add up to dimension {axis} ({total})")
+            raise GraphError(
+                f"split: sizes {list(num_or_size_splits)} do not add up to dimension {axis} ({total})"
+            )
     out, start = [], 0
     with get_default_graph().name_scope(name):
         for s in sizes:
@@ -147,7 +156,9 @@ def tile(input: Any, multiples: Sequence[int], name: str | None = None) -> Tenso
         return out
 
 
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None, constant_values: Any = 0) -> Tensor:
+def pad(
+    tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None, constant_values: Any = 0
+) -> Tensor:
     """Pad with ``constant_values``: ``paddings[i] = [before, after]`` for axis i (CONSTANT mode)."""
     if mode.upper() != "CONSTANT":
         raise GraphError(f"pad mode {mode!r} is not supported; only CONSTANT")
@@ -155,7 +166,9 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     pads = np.asarray(paddings, dtype=np.int64)
     shape = _known(x, "pad")
     if pads.shape != (len(shape), 2) or np.any(pads < 0):
-        raise GraphError(f"pad: paddings must be non-negative [before, after] pairs, one per axis of {x.name}")
+        raise GraphError(
+            f"pad: paddings must be non-negative [before, after] pairs, one per axis of {x.name}"
+        )
     with get_default_graph().name_scope(name or "Pad"):
         value = constant(np.asarray(constant_values, dtype=x.dtype))
         out, current = x, list(shape)
@@ -164,7 +177,9 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
                 continue
             others = [d for i, d in enumerate(current) if i != axis]
             if any(d is None for d in others):
-                raise GraphError(f"pad: padding axis {axis} of {x.name} needs its other dimensions known, got {x.shape}")
+                raise GraphError(
+                    f"pad: padding axis {axis} of {x.name} needs its other dimensions known, got {x.shape}"
+                )
             parts = []
             for n in (before, after):
                 block: list[Any] = list(current)  # known but the padded axis, which is n
@@ -177,8 +192,13 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
 
 
 def one_hot(
-    indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
-    dtype: Any = None, name: str | None = None,
+    indices: Any,
+    depth: int,
+    on_value: Any = None,
+    off_value: Any = None,
+    axis: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
 ) -> Tensor:
     """One-hot rows of ``depth``; ``on_value`` / ``off_value`` default to 1 / 0; ``axis`` places the new axis."""
     if dtype is not None:
@@ -223,8 +243,10 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     if any(_is_symbolic(v) for v in (start, limit, delta)):
         raise GraphError("range: start, limit and delta must be Python numbers (tensors are not supported)")
     values = np.arange(start, limit, delta)
-    dt = dtypes.as_dtype(dtype) if dtype is not None else max(
-        (_dtype_of(v) for v in (start, limit, delta)), key=lambda d: (d.kind == "f", d.itemsize)
+    dt = (
+        dtypes.as_dtype(dtype)
+        if dtype is not None
+        else max((_dtype_of(v) for v in (start, limit, delta)), key=lambda d: (d.kind == "f", d.itemsize))
     )
     values = values.astype(dt)
     return constant(values, name=name)
@@ -238,16 +260,23 @@ def linspace(start: Any, stop: Any, num: int, name: str = "LinSpace") -> Tensor:
 
 
 def eye(
-    num_rows: int, num_columns: int | None = None, batch_shape: Sequence[int] | None = None,
-    dtype: Any = dtypes.float32, name: str = "eye",
+    num_rows: int,
+    num_columns: int | None = None,
+    batch_shape: Sequence[int] | None = None,
+    dtype: Any = dtypes.float32,
+    name: str = "eye",
 ) -> Tensor:
-    m = np.eye(int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dtypes.as_dtype(dtype))
+    m = np.eye(
+        int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dtypes.as_dtype(dtype)
+    )
     if batch_shape:
         m = np.broadcast_to(m, (*batch_shape, *m.shape)).copy()
     return constant(m, name=name)
 
 
-def sequence_mask(lengths: Any, maxlen: int | None = None, dtype: Any = dtypes.bool_, name: str | None = None) -> Tensor:
+def sequence_mask(
+    lengths: Any, maxlen: int | None = None, dtype: Any = dtypes.bool_, name: str | None = None
+) -> Tensor:
     """``mask[..., j] = j < lengths[...]`` for j < maxlen."""
     with get_default_graph().name_scope(name or "SequenceMask"):
         if maxlen is None:

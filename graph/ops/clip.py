@@ -49,7 +49,10 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
 
 
 def clip_by_global_norm(
-    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None,
+    t_list: Sequence[Any],
+    clip_norm: Any,
+    use_norm: Any = None,
+    name: str | None = None,
 ) -> tuple[list[Tensor | None], Tensor]:
     """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
     if isinstance(t_list, (str, bytes)) or not isinstance(t_list, (list, tuple)):

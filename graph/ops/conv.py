@@ -46,7 +46,9 @@ def _spatial(x: Tensor, what: str) -> tuple[int, int, int]:
     s = x._shape
     hwc = None if s is None or len(s) != 4 else s[1:]
     if not S.is_fully_defined(hwc):
-        raise GraphError(f"{what} needs an NHWC input with known height, width and channels, got {x.name} {x.shape}")
+        raise GraphError(
+            f"{what} needs an NHWC input with known height, width and channels, got {x.name} {x.shape}"
+        )
     return int(hwc[0]), int(hwc[1]), int(hwc[2])
 
 
@@ -74,8 +76,13 @@ def _pad_axis(x: Tensor, axis: int, before: int, after: int, value: float) -> Te
 
 
 def _views(
-    x: Tensor, window: tuple[int, int], strides: tuple[int, int], padding: str, dilations: tuple[int, int],
-    pad_value: float, what: str,
+    x: Tensor,
+    window: tuple[int, int],
+    strides: tuple[int, int],
+    padding: str,
+    dilations: tuple[int, int],
+    pad_value: float,
+    what: str,
 ) -> tuple[list[Tensor], int, int]:
     """The kh*kw shifted views of ``x`` (each N x Ho x Wo x C), row-major over the window."""
     padding = padding.upper() if isinstance(padding, str) else padding
@@ -109,8 +116,15 @@ def _back(y: Tensor, data_format: str) -> Tensor:
 
 
 def conv2d(
-    input: Any, filter: Any = None, strides: Any = 1, padding: str = "VALID", use_cudnn_on_gpu: bool = True,
-    data_format: str = "NHWC", dilations: Any = 1, name: str | None = None, filters: Any = None,
+    input: Any,
+    filter: Any = None,
+    strides: Any = 1,
+    padding: str = "VALID",
+    use_cudnn_on_gpu: bool = True,
+    data_format: str = "NHWC",
+    dilations: Any = 1,
+    name: str | None = None,
+    filters: Any = None,
 ) -> Tensor:
     """2-D convolution (cross-correlation, as TF) of NHWC ``input`` with an HWIO ``filter``."""
     kernel_arg = filters if filter is None else filter
@@ -121,20 +135,25 @@ def conv2d(
         k = convert_to_tensor(kernel_arg, dtype=x.dtype)
         ks = k._shape
         if ks is None or len(ks) != 4 or not S.is_fully_defined(ks):
-            raise GraphError(f"conv2d needs a filter of known shape (kh, kw, in, out), got {k.name} {k.shape}")
+            raise GraphError(
+                f"conv2d needs a filter of known shape (kh, kw, in, out), got {k.name} {k.shape}"
+            )
         kh, kw, cin, cout = (int(d) for d in ks)
         _, _, c = _spatial(x, "conv2d")
         if c != cin:
             raise GraphError(f"conv2d: input {x.name} has {c} channels but filter {k.name} expects {cin}")
-        views, ho, wo = _views(x, (kh, kw), _pair(strides, "strides"), padding, _pair(dilations, "dilations"),
-                               0.0, "conv2d")
+        views, ho, wo = _views(
+            x, (kh, kw), _pair(strides, "strides"), padding, _pair(dilations, "dilations"), 0.0, "conv2d"
+        )
         patches = views[0] if len(views) == 1 else concat(views, 3)
         flat = reshape(patches, [-1, kh * kw * cin])
         out = matmul(flat, reshape(k, [kh * kw * cin, cout]))
         return _back(reshape(out, [-1, ho, wo, cout]), data_format)
 
 
-def _pool_args(ksize: Any, strides: Any, padding: str, data_format: str, x: Any) -> tuple[Tensor, Sequence[Any]]:
+def _pool_args(
+    ksize: Any, strides: Any, padding: str, data_format: str, x: Any
+) -> tuple[Tensor, Sequence[Any]]:
     t = _nhwc(convert_to_tensor(x), data_format)
     if t.dtype.kind != "f":
         raise GraphError(f"pooling needs floating-point inputs, but {t.name} is {t.dtype.name}")
@@ -142,28 +161,44 @@ def _pool_args(ksize: Any, strides: Any, padding: str, data_format: str, x: Any)
 
 
 def max_pool(
-    value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC", name: str | None = None,
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
     input: Any = None,
 ) -> Tensor:
     """The maximum of each window (SAME pads with the dtype's lowest value, so pads never win)."""
     with get_default_graph().name_scope(name or "MaxPool"):
-        x, (window, stride, pad) = _pool_args(ksize, strides, padding, data_format, value if input is None else input)
+        x, (window, stride, pad) = _pool_args(
+            ksize, strides, padding, data_format, value if input is None else input
+        )
         views, _, _ = _views(x, window, stride, pad, (1, 1), float(np.finfo(x.dtype).min), "max_pool")
         out = views[0] if len(views) == 1 else reduce_max(stack(views, axis=4), axis=4)
         return _back(out, data_format)
 
 
 def avg_pool(
-    value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC", name: str | None = None,
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
     input: Any = None,
 ) -> Tensor:
     """The mean of each window over the input elements it covers (SAME padding is not counted, as TF)."""
     with get_default_graph().name_scope(name or "AvgPool"):
-        x, (window, stride, pad) = _pool_args(ksize, strides, padding, data_format, value if input is None else input)
+        x, (window, stride, pad) = _pool_args(
+            ksize, strides, padding, data_format, value if input is None else input
+        )
         views, ho, wo = _views(x, window, stride, pad, (1, 1), 0.0, "avg_pool")
         total = views[0] if len(views) == 1 else reduce_sum(stack(views, axis=4), axis=4)
         h, w, _ = _spatial(x, "avg_pool")
-        counts = _window_counts(h, ho, window[0], stride[0], pad)[:, None] * _window_counts(w, wo, window[1], stride[1], pad)
+        counts = _window_counts(h, ho, window[0], stride[0], pad)[:, None] * _window_counts(
+            w, wo, window[1], stride[1], pad
+        )
         return _back(total / constant(counts.reshape(1, ho, wo, 1).astype(x.dtype)), data_format)
 
 

@@ -40,7 +40,9 @@ def _normalize(equation: str, ranks: list[int | None]) -> str:
     for part in [*ins, out or ""]:
         bad = set(part.replace("...", "")) - _LETTERS
         if bad or part.count("...") > 1:
-            raise GraphError(f"einsum equation {equation!r}: subscripts must be letters and at most one '...' each")
+            raise GraphError(
+                f"einsum equation {equation!r}: subscripts must be letters and at most one '...' each"
+            )
     used = set("".join(ins)) & _LETTERS
     if out is None:
         # numpy's implicit mode: the letters that appear once, in alphabetical order.
@@ -60,7 +62,7 @@ def _normalize(equation: str, ranks: list[int | None]) -> str:
     ell = "".join(spare[:width])
 
     def expand(p: str, w: int) -> str:
-        return p.replace("...", ell[width - w:]) if "..." in p else p
+        return p.replace("...", ell[width - w :]) if "..." in p else p
 
     new_ins = [expand(p, r - (len(p) - 3) if "..." in p and r is not None else 0) for p, r in zip(ins, ranks)]
     if "..." in out:
@@ -110,7 +112,9 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
 
     ins, out = _split(op.attrs["equation"])
     if out is None or "..." in op.attrs["equation"]:
-        raise GraphError(f"einsum '{op.name}': the gradient needs the operands' ranks known when the graph is built")
+        raise GraphError(
+            f"einsum '{op.name}': the gradient needs the operands' ranks known when the graph is built"
+        )
     grads = []
     for i, (p, x) in enumerate(zip(ins, op.inputs)):
         others = [(q, t) for j, (q, t) in enumerate(zip(ins, op.inputs)) if j != i]
@@ -124,7 +128,9 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
     return grads
 
 
-def _onto_diagonals(op: Operation, index: int, g: Tensor, distinct: str, subscripts: str, x: Tensor) -> Tensor:
+def _onto_diagonals(
+    op: Operation, index: int, g: Tensor, distinct: str, subscripts: str, x: Tensor
+) -> Tensor:
     """``g`` (over the distinct letters of ``subscripts``) placed on the diagonals of ``x``'s shape:
     each repeat of a letter is renamed to a fresh letter tied to the first by an identity matrix."""
     from .array_composite import eye

@@ -42,8 +42,12 @@ not_differentiable("PrintV2")  # it has no outputs
 
 
 def Print(
-    input_: Any, data: Sequence[Any], message: str | None = None, first_n: int | None = None,
-    summarize: int | None = None, name: str | None = None,
+    input_: Any,
+    data: Sequence[Any],
+    message: str | None = None,
+    first_n: int | None = None,
+    summarize: int | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """``input_`` unchanged; each time it is computed, prints ``message`` then each of ``data``
     (at most ``summarize`` values each, default 3), the first ``first_n`` times (all if None or < 0)."""
@@ -75,7 +79,11 @@ def _stream_name(output_stream: Any) -> str:
 
 
 def print_v2(
-    *inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
+    *inputs: Any,
+    output_stream: Any = None,
+    summarize: int = 3,
+    sep: str = " ",
+    end: str = "\n",
     name: str | None = None,
 ) -> Operation:
     """An op that prints ``inputs`` (tensors and plain Python values) joined by ``sep`` when run, to
@@ -89,8 +97,11 @@ def print_v2(
         else:
             literals.append(str(item))
     attrs = {
-        "literals": literals, "stream": _stream_name(output_stream), "summarize": int(summarize),
-        "sep": str(sep), "end": str(end),
+        "literals": literals,
+        "stream": _stream_name(output_stream),
+        "summarize": int(summarize),
+        "sep": str(sep),
+        "end": str(end),
     }
     g = tensors[0].graph if tensors else get_default_graph()
     with g.as_default():

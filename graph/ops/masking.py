@@ -46,7 +46,9 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: int |
         if m.dtype != dtypes.bool_:
             raise GraphError(f"boolean_mask needs a bool mask, but {m.name} is {m.dtype.name}")
         if m._shape is None or t._shape is None:
-            raise GraphError(f"boolean_mask needs the ranks of {t.name} and {m.name} known when the graph is built")
+            raise GraphError(
+                f"boolean_mask needs the ranks of {t.name} and {m.name} known when the graph is built"
+            )
         k, a = len(m._shape), 0 if axis is None else S.normalize_axis(axis, len(t._shape), t.name)
         if k == 0:
             raise GraphError(f"boolean_mask: mask {m.name} must have rank >= 1, it is a scalar")
@@ -55,7 +57,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: int |
                 f"boolean_mask: mask {m.name} (shape {m.shape}) has more dimensions than {t.name} "
                 f"(shape {t.shape}) has from axis {a}"
             )
-        covered = t._shape[a:a + k]
+        covered = t._shape[a : a + k]
         if not S.compatible(covered, m._shape):
             raise GraphError(
                 f"boolean_mask: mask shape {m.shape} does not match dimensions {a}..{a + k - 1} of {t.name} "
@@ -66,7 +68,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: int |
             n = 1
             for d in S.merge(covered, m._shape):
                 n = -1 if d is None or n == -1 else n * d
-            rest = [-1 if d is None else d for d in t._shape[a + k:]]
+            rest = [-1 if d is None else d for d in t._shape[a + k :]]
             dims = [*flat, n, *rest]
             if dims.count(-1) > 1:
                 raise GraphError(

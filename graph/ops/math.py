@@ -56,9 +56,13 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 # x / y on integers is a float division in TF1 (truediv): int8/16 become float32, int32/64 float64.
-_TRUEDIV_FLOAT = {np.dtype(np.int8): dtypes.float32, np.dtype(np.uint8): dtypes.float32,
-                  np.dtype(np.int16): dtypes.float32, np.dtype(np.int32): dtypes.float64,
-                  np.dtype(np.int64): dtypes.float64}
+_TRUEDIV_FLOAT = {
+    np.dtype(np.int8): dtypes.float32,
+    np.dtype(np.uint8): dtypes.float32,
+    np.dtype(np.int16): dtypes.float32,
+    np.dtype(np.int32): dtypes.float64,
+    np.dtype(np.int64): dtypes.float64,
+}
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -149,6 +153,7 @@ def reciprocal(x: Any, name: str | None = None) -> Tensor:
 
 
 # -- gradients of elementwise ops ------------------------------------------------------
+
 
 def reduce_to(grad: Tensor, x: Tensor) -> Tensor:
     """Sum ``grad`` over the axes broadcasting added, so it has ``x``'s shape."""
@@ -296,6 +301,7 @@ def _reciprocal_grad(op: Operation, grad: Tensor) -> list:
 
 # -- matmul -----------------------------------------------------------------------------
 
+
 @register_op("MatMul")
 def _matmul_shape(op: Operation) -> list:
     a, b = op.inputs
@@ -318,7 +324,9 @@ def _matmul_shape(op: Operation) -> list:
     return [(a.dtype, (m, n))]
 
 
-def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None) -> Tensor:
+def matmul(
+    a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None
+) -> Tensor:
     at, bt = convert_to_tensor(a), convert_to_tensor(b)
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
     return make_op("MatMul", [at, bt], attrs, name or "MatMul").outputs[0]
@@ -334,10 +342,14 @@ def _matmul_grad(op: Operation, grad: Tensor) -> list:
         return [matmul(grad, b), matmul(grad, a, transpose_a=True)]
     if ta and not tb:
         return [matmul(b, grad, transpose_b=True), matmul(a, grad)]
-    return [matmul(b, grad, transpose_a=True, transpose_b=True), matmul(grad, a, transpose_a=True, transpose_b=True)]
+    return [
+        matmul(b, grad, transpose_a=True, transpose_b=True),
+        matmul(grad, a, transpose_a=True, transpose_b=True),
+    ]
 
 
 # -- add_n, cast ------------------------------------------------------------------------
+
 
 @register_op("AddN")
 def _add_n_shape(op: Operation) -> list:
@@ -345,9 +357,13 @@ def _add_n_shape(op: Operation) -> list:
     shape = first._shape
     for t in op.inputs[1:]:
         if t.dtype != first.dtype:
-            raise ValueError(f"inputs have different dtypes: {first.name} {first.dtype.name}, {t.name} {t.dtype.name}")
+            raise ValueError(
+                f"inputs have different dtypes: {first.name} {first.dtype.name}, {t.name} {t.dtype.name}"
+            )
         if not S.compatible(shape, t._shape):
-            raise ValueError(f"inputs have different shapes: {S.format_shape(shape)} and {S.format_shape(t._shape)}")
+            raise ValueError(
+                f"inputs have different shapes: {S.format_shape(shape)} and {S.format_shape(t._shape)}"
+            )
         shape = S.merge(shape, t._shape)
     return [(first.dtype, shape)]
 

@@ -43,8 +43,12 @@ __all__ = [
 
 
 def reduce_logsumexp(
-    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     """log(sum(exp(x))) over ``axis``, shifted by the maximum so it neither overflows nor underflows."""
     ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
@@ -65,8 +69,12 @@ def _bool(x: Any, what: str) -> Tensor:
 
 
 def reduce_any(
-    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     x = _bool(input_tensor, "reduce_any")
     ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
@@ -76,8 +84,12 @@ def reduce_any(
 
 
 def reduce_all(
-    input_tensor: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     x = _bool(input_tensor, "reduce_all")
     ax = resolve(axis, reduction_indices, "axis", "reduction_indices")
@@ -105,7 +117,10 @@ def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def argmin(
-    input: Any, axis: int | None = None, name: str | None = None, dimension: int | None = None,
+    input: Any,
+    axis: int | None = None,
+    name: str | None = None,
+    dimension: int | None = None,
     output_type: Any = dtypes.int64,
 ) -> Tensor:
     """Index of the first smallest value along ``axis`` (the first largest of -input)."""
@@ -125,7 +140,6 @@ def log1p(x: Any, name: str | None = None) -> Tensor:
         # The masked branch still runs: keep its denominator away from 0 so no nan reaches the gradient.
         denominator = where(exact, 1.0, u - 1.0)
         return where(exact, xt, log(where(exact, 1.0, u)) * xt / denominator)
-
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -165,26 +179,38 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
             ax_a = list(range(len(sa) - int(axes), len(sa)))
             ax_b = list(range(int(axes)))
         else:
-            ax_a, ax_b = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
-                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+            ax_a, ax_b = (
+                [axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                [axes[1]] if isinstance(axes[1], int) else list(axes[1]),
+            )
         ax_a = [S.normalize_axis(i, len(sa), at.name) for i in ax_a]
         ax_b = [S.normalize_axis(i, len(sb), bt.name) for i in ax_b]
         if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
-            raise GraphError(f"tensordot: contracted dims {[sa[i] for i in ax_a]} and {[sb[i] for i in ax_b]} differ")
+            raise GraphError(
+                f"tensordot: contracted dims {[sa[i] for i in ax_a]} and {[sb[i] for i in ax_b]} differ"
+            )
         free_a = [i for i in range(len(sa)) if i not in ax_a]
         free_b = [i for i in range(len(sb)) if i not in ax_b]
         k = int(np.prod([sa[i] for i in ax_a], dtype=np.int64))
-        left = reshape(transpose(at, free_a + ax_a), [int(np.prod([sa[i] for i in free_a], dtype=np.int64)), k])
-        right = reshape(transpose(bt, ax_b + free_b), [k, int(np.prod([sb[i] for i in free_b], dtype=np.int64))])
+        left = reshape(
+            transpose(at, free_a + ax_a), [int(np.prod([sa[i] for i in free_a], dtype=np.int64)), k]
+        )
+        right = reshape(
+            transpose(bt, ax_b + free_b), [k, int(np.prod([sb[i] for i in free_b], dtype=np.int64))]
+        )
         return reshape(matmul(left, right), [sa[i] for i in free_a] + [sb[i] for i in free_b])
 
 
-def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+def cumsum(
+    x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Tensor:
     """Running sums along ``axis`` (a matmul with a triangular matrix: the axis length must be known)."""
     with get_default_graph().name_scope(name or "Cumsum"):
         xt = convert_to_tensor(x)
         if xt.dtype.kind not in "fiu" or xt._shape is None:
-            raise GraphError(f"cumsum needs a numeric tensor of known rank, got {xt.name} {xt.shape} {xt.dtype.name}")
+            raise GraphError(
+                f"cumsum needs a numeric tensor of known rank, got {xt.name} {xt.shape} {xt.dtype.name}"
+            )
         nd = len(xt._shape)
         a = S.normalize_axis(axis, nd, xt.name)
         n = xt._shape[a]

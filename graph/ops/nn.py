@@ -60,7 +60,9 @@ def _grad_pair_shape(op: Operation) -> list:
     if a.dtype != b.dtype:
         raise ValueError(f"{a.name} is {a.dtype.name} but {b.name} is {b.dtype.name}")
     if not S.compatible(a._shape, b._shape):
-        raise ValueError(f"shapes differ: {a.name} {S.format_shape(a._shape)}, {b.name} {S.format_shape(b._shape)}")
+        raise ValueError(
+            f"shapes differ: {a.name} {S.format_shape(a._shape)}, {b.name} {S.format_shape(b._shape)}"
+        )
     return [(a.dtype, S.merge(a._shape, b._shape))]
 
 
@@ -120,6 +122,7 @@ def _tanh_grad_grad(op: Operation, grad: Tensor) -> list:
 
 # -- softmax ------------------------------------------------------------------------------
 
+
 def _softmax_shape(op: Operation) -> list:
     x = op.inputs[0]
     _need_float(x, op.type)
@@ -152,7 +155,9 @@ def softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: 
     return _last_axis("Softmax", logits, resolve(axis, dim, "axis", "dim", default=-1), name)
 
 
-def log_softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None) -> Tensor:
+def log_softmax(
+    logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None
+) -> Tensor:
     """logits - log(sum(exp(logits), axis)), computed stably."""
     return _last_axis("LogSoftmax", logits, resolve(axis, dim, "axis", "dim", default=-1), name)
 
@@ -172,6 +177,7 @@ def _log_softmax_grad(op: Operation, grad: Tensor) -> list:
 
 # -- bias_add -----------------------------------------------------------------------------
 
+
 def _channel_axis(data_format: str, rank: int) -> int:
     return 1 if data_format.startswith("NC") and rank > 2 else rank - 1
 
@@ -180,7 +186,9 @@ def _channel_axis(data_format: str, rank: int) -> int:
 def _bias_add_shape(op: Operation) -> list:
     value, bias = op.inputs
     if value.dtype != bias.dtype:
-        raise ValueError(f"value {value.name} is {value.dtype.name} but bias {bias.name} is {bias.dtype.name}")
+        raise ValueError(
+            f"value {value.name} is {value.dtype.name} but bias {bias.name} is {bias.dtype.name}"
+        )
     vs, bs = value._shape, bias._shape
     if bs is not None and len(bs) != 1:
         raise ValueError(f"bias {bias.name} must be rank 1, but has shape {S.format_shape(bs)}")
@@ -195,7 +203,7 @@ def _bias_add_shape(op: Operation) -> list:
             f"{value.name} of shape {S.format_shape(vs)} ({bs[0]} != {vs[c]})"
         )
     if bs is not None and vs[c] is None:
-        vs = (*vs[:c], bs[0], *vs[c + 1:])
+        vs = (*vs[:c], bs[0], *vs[c + 1 :])
     return [(value.dtype, vs)]
 
 
@@ -237,6 +245,7 @@ def _bias_add_grad_grad(op: Operation, grad: Tensor) -> list:
 
 # -- cross-entropies ----------------------------------------------------------------------
 
+
 def _xent_common(logits: Tensor) -> None:
     _need_float(logits, "cross-entropy")
     if logits._shape is not None and len(logits._shape) < 1:
@@ -248,7 +257,9 @@ def _xent_shape(op: Operation) -> list:
     logits, labels = op.inputs
     _xent_common(logits)
     if labels.dtype != logits.dtype:
-        raise ValueError(f"labels {labels.name} are {labels.dtype.name} but logits {logits.name} are {logits.dtype.name}")
+        raise ValueError(
+            f"labels {labels.name} are {labels.dtype.name} but logits {logits.name} are {logits.dtype.name}"
+        )
     if not S.compatible(logits._shape, labels._shape):
         raise ValueError(
             f"labels {labels.name} of shape {S.format_shape(labels._shape)} and logits {logits.name} of "
@@ -263,7 +274,9 @@ def _sparse_xent_shape(op: Operation) -> list:
     logits, labels = op.inputs
     _xent_common(logits)
     if labels.dtype.kind not in "iu":
-        raise ValueError(f"labels {labels.name} must be int32 or int64 class indices, got {labels.dtype.name}")
+        raise ValueError(
+            f"labels {labels.name} must be int32 or int64 class indices, got {labels.dtype.name}"
+        )
     ls, gs = labels._shape, logits._shape
     if ls is not None and gs is not None:
         if len(ls) != len(gs) - 1 or not S.compatible(ls, gs[:-1]):
@@ -311,12 +324,17 @@ def _move_last(t: Tensor, axis: int) -> Tensor:
         return t
     if nd is None:
         raise ValueError(f"cross-entropy along axis {axis} needs {t.name} to have a known rank")
-    perm = [i for i in range(nd) if i != S.normalize_axis(axis, nd, t.name)] + [S.normalize_axis(axis, nd, t.name)]
+    perm = [i for i in range(nd) if i != S.normalize_axis(axis, nd, t.name)] + [
+        S.normalize_axis(axis, nd, t.name)
+    ]
     return transpose(t, perm)
 
 
 def softmax_cross_entropy_with_logits_v2(
-    labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None,
+    labels: Any = None,
+    logits: Any = None,
+    axis: int = -1,
+    name: str | None = None,
 ) -> Tensor:
     """Per-example -sum(labels * log_softmax(logits)); gradients flow into labels too."""
     if labels is None or logits is None:
@@ -324,14 +342,20 @@ def softmax_cross_entropy_with_logits_v2(
     lg = convert_to_tensor(logits)
     lb = convert_to_tensor(labels) if _is_symbolic(labels) else convert_to_tensor(labels, dtype=lg.dtype)
     op = make_op(
-        "SoftmaxCrossEntropyWithLogits", [_move_last(lg, axis), _move_last(lb, axis)], None,
+        "SoftmaxCrossEntropyWithLogits",
+        [_move_last(lg, axis), _move_last(lb, axis)],
+        None,
         name or "SoftmaxCrossEntropyWithLogits",
     )
     return op.outputs[0]
 
 
 def softmax_cross_entropy_with_logits(
-    labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None, dim: int | None = None,
+    labels: Any = None,
+    logits: Any = None,
+    axis: int = -1,
+    name: str | None = None,
+    dim: int | None = None,
 ) -> Tensor:
     """As TF1's (deprecated) version: like ``_v2`` but no gradient flows into ``labels``."""
     if labels is None or logits is None:
@@ -341,18 +365,23 @@ def softmax_cross_entropy_with_logits(
 
 
 def sparse_softmax_cross_entropy_with_logits(
-    labels: Any = None, logits: Any = None, name: str | None = None,
+    labels: Any = None,
+    logits: Any = None,
+    name: str | None = None,
 ) -> Tensor:
     """Per-example -log_softmax(logits)[label]; labels are class indices of rank ``rank(logits) - 1``."""
     if labels is None or logits is None:
         raise ValueError("sparse_softmax_cross_entropy_with_logits needs labels= and logits=")
     lg = convert_to_tensor(logits)
     lb = convert_to_tensor(labels)
-    op = make_op("SparseSoftmaxCrossEntropyWithLogits", [lg, lb], None, name or "SparseSoftmaxCrossEntropyWithLogits")
+    op = make_op(
+        "SparseSoftmaxCrossEntropyWithLogits", [lg, lb], None, name or "SparseSoftmaxCrossEntropyWithLogits"
+    )
     return op.outputs[0]
 
 
 # -- l2_loss ------------------------------------------------------------------------------
+
 
 @register_op("L2Loss")
 def _l2_loss_shape(op: Operation) -> list:
@@ -369,7 +398,6 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
 @register_gradient("L2Loss")
 def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
     return [op.inputs[0] * grad]
-
 
 
 # Compositions of the ops above and elsewhere, exported as part of ``ac.nn`` (TF's namespace).

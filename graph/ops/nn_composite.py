@@ -21,12 +21,21 @@ from .nn import bias_add
 from .random import random_uniform
 from .reduction import argmax, reduce_sum
 
-__all__ = ["dropout", "embedding_lookup", "in_top_k", "sigmoid_cross_entropy_with_logits", "top_k", "xw_plus_b"]
+__all__ = [
+    "dropout",
+    "embedding_lookup",
+    "in_top_k",
+    "sigmoid_cross_entropy_with_logits",
+    "top_k",
+    "xw_plus_b",
+]
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
 
-def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
+def sigmoid_cross_entropy_with_logits(
+    labels: Any = None, logits: Any = None, name: str | None = None
+) -> Tensor:
     """Elementwise -z*log(sigmoid(x)) - (1-z)*log(1-sigmoid(x)), as max(x, 0) - x*z + log(1 + exp(-|x|))."""
     if labels is None or logits is None:
         raise GraphError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
@@ -42,7 +51,11 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, na
 
 
 def dropout(
-    x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | None = None, name: str | None = None,
+    x: Any,
+    keep_prob: Any = None,
+    noise_shape: Any = None,
+    seed: int | None = None,
+    name: str | None = None,
     rate: Any = None,
 ) -> Tensor:
     """Zero each element with probability ``rate`` (= 1 - ``keep_prob``) and scale the rest by
@@ -59,7 +72,11 @@ def dropout(
                 raise GraphError(f"dropout keep probability must be in (0, 1], got {keep_value}")
             if keep_value == 1.0:
                 return xt
-        keep = convert_to_tensor(keep_prob, dtype=xt.dtype) if rate is None else 1.0 - convert_to_tensor(rate, dtype=xt.dtype)
+        keep = (
+            convert_to_tensor(keep_prob, dtype=xt.dtype)
+            if rate is None
+            else 1.0 - convert_to_tensor(rate, dtype=xt.dtype)
+        )
         noise = noise_shape if noise_shape is not None else _shape_for_random(xt)
         kept = cast(less(random_uniform(noise, dtype=xt.dtype, seed=seed), keep), xt.dtype)
         return xt / keep * kept
@@ -78,8 +95,12 @@ def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Ten
 
 
 def embedding_lookup(
-    params: Any, ids: Any, partition_strategy: str = "mod", name: str | None = None,
-    validate_indices: bool = True, max_norm: Any = None,
+    params: Any,
+    ids: Any,
+    partition_strategy: str = "mod",
+    name: str | None = None,
+    validate_indices: bool = True,
+    max_norm: Any = None,
 ) -> Tensor:
     """Rows of ``params`` at ``ids`` (gather on axis 0); ``params`` is one tensor or a one-item list."""
     if isinstance(params, (list, tuple)):
@@ -124,7 +145,9 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None) 
         # rank[i] = #{j: x_j > x_i} + #{j < i: x_j == x_i}: a distinct position per entry.
         earlier = constant(np.tril(np.ones((n, n), dtype=bool), -1))
         ties = where(equal(xj, xi), earlier, False)
-        rank = reduce_sum(cast(greater(xj, xi), np.int32), axis=-1) + reduce_sum(cast(ties, np.int32), axis=-1)
+        rank = reduce_sum(cast(greater(xj, xi), np.int32), axis=-1) + reduce_sum(
+            cast(ties, np.int32), axis=-1
+        )
         values, indices = [], []
         for r in range(int(k)):
             chosen = equal(rank, r)

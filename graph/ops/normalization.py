@@ -15,7 +15,11 @@ __all__ = ["batch_normalization", "l2_normalize", "moments"]
 
 
 def moments(
-    x: Any, axes: Any, shift: Any = None, name: str | None = None, keep_dims: bool | None = None,
+    x: Any,
+    axes: Any,
+    shift: Any = None,
+    name: str | None = None,
+    keep_dims: bool | None = None,
     keepdims: bool | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Mean and (biased) variance of ``x`` over ``axes``."""
@@ -25,13 +29,21 @@ def moments(
         mean_kept = reduce_mean(xt, axes, keepdims=True, name="mean")
         # As TF: the variance does not backpropagate into the mean (its gradient there is zero
         # analytically; stopping it saves the work and the round-off).
-        variance = reduce_mean(squared_difference(xt, stop_gradient(mean_kept)), axes, keepdims=keep, name="variance")
+        variance = reduce_mean(
+            squared_difference(xt, stop_gradient(mean_kept)), axes, keepdims=keep, name="variance"
+        )
         mean = mean_kept if keep else reduce_mean(xt, axes, keepdims=False, name="mean_squeezed")
         return mean, variance
 
 
 def batch_normalization(
-    x: Any, mean: Any, variance: Any, offset: Any, scale: Any, variance_epsilon: float, name: str | None = None,
+    x: Any,
+    mean: Any,
+    variance: Any,
+    offset: Any,
+    scale: Any,
+    variance_epsilon: float,
+    name: str | None = None,
 ) -> Tensor:
     """``scale * (x - mean) / sqrt(variance + eps) + offset``; offset and scale may be None."""
     with get_default_graph().name_scope(name or "batchnorm"):
@@ -45,7 +57,11 @@ def batch_normalization(
 
 
 def l2_normalize(
-    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None,
+    x: Any,
+    axis: Any = None,
+    epsilon: float = 1e-12,
+    name: str | None = None,
+    dim: Any = None,
 ) -> Tensor:
     """``x / sqrt(max(sum(x**2, axis), epsilon))``."""
     ax = resolve(axis, dim, "axis", "dim")

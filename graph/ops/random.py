@@ -81,7 +81,12 @@ def _shape_tensor(shape: Any) -> Tensor:
 
 
 def _random(
-    op_type: str, shape: Any, dtype: Any, seed: int | None, extra: tuple[Tensor, ...] = (), name: str | None = None,
+    op_type: str,
+    shape: Any,
+    dtype: Any,
+    seed: int | None,
+    extra: tuple[Tensor, ...] = (),
+    name: str | None = None,
 ) -> Tensor:
     s = _shape_tensor(shape)
     attrs = {"dtype": dtypes.as_dtype(dtype), "seed": _op_seed(s.graph, seed)}
@@ -93,7 +98,11 @@ def _graph_for(shape: Any) -> Graph:
 
 
 def random_normal(
-    shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: int | None = None,
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Samples of N(mean, stddev**2); ``mean`` and ``stddev`` may be tensors (gradients flow to them)."""
@@ -107,7 +116,11 @@ def random_normal(
 
 
 def truncated_normal(
-    shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: int | None = None,
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Samples of N(mean, stddev**2) redrawn until within two standard deviations of the mean."""
@@ -121,7 +134,11 @@ def truncated_normal(
 
 
 def random_uniform(
-    shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, seed: int | None = None,
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Uniform samples in [minval, maxval); ``maxval`` defaults to 1 for floats and is required for ints."""

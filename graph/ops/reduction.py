@@ -42,7 +42,9 @@ def _axes(axis: Any) -> tuple[int, ...] | None:
     return tuple(int(a) for a in axis)
 
 
-def _legacy(axis: Any, keepdims: bool | None, reduction_indices: Any, keep_dims: bool | None) -> tuple[Any, bool]:
+def _legacy(
+    axis: Any, keepdims: bool | None, reduction_indices: Any, keep_dims: bool | None
+) -> tuple[Any, bool]:
     return (
         resolve(axis, reduction_indices, "axis", "reduction_indices"),
         bool(resolve(keepdims, keep_dims, "keepdims", "keep_dims", default=False)),
@@ -56,36 +58,56 @@ def _reduce(op_type: str, x: Any, axis: Any, keepdims: bool, name: str | None) -
 
 
 def reduce_sum(
-    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    x: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     return _reduce("Sum", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
 def reduce_mean(
-    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    x: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     return _reduce("Mean", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
 def reduce_max(
-    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    x: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     return _reduce("Max", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
 def reduce_min(
-    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    x: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     return _reduce("Min", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
 
 def reduce_prod(
-    x: Any, axis: Any = None, keepdims: bool | None = None, name: str | None = None,
-    reduction_indices: Any = None, keep_dims: bool | None = None,
+    x: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: bool | None = None,
 ) -> Tensor:
     return _reduce("Prod", x, *_legacy(axis, keepdims, reduction_indices, keep_dims), name)
 
@@ -100,7 +122,11 @@ def _expand_reduced(grad: Tensor, op: Operation) -> Tensor:
         grad = make_op("ExpandReduced", [grad, x], {"axis": op.attrs["axis"]}, "ExpandReduced").outputs[0]
     elif not op.attrs["keepdims"] and x._shape is not None:
         nd = len(x._shape)
-        axes = range(nd) if op.attrs["axis"] is None else {S.normalize_axis(a, nd, x.name) for a in op.attrs["axis"]}
+        axes = (
+            range(nd)
+            if op.attrs["axis"] is None
+            else {S.normalize_axis(a, nd, x.name) for a in op.attrs["axis"]}
+        )
         kept = tuple(1 if i in axes else (-1 if d is None else d) for i, d in enumerate(x._shape))
         if sum(1 for d in kept if d == -1) <= 1:
             grad = reshape(grad, kept)
@@ -178,7 +204,10 @@ def _argmax_shape(op: Operation) -> list:
 
 
 def argmax(
-    input: Any, axis: int | None = None, name: str | None = None, dimension: int | None = None,
+    input: Any,
+    axis: int | None = None,
+    name: str | None = None,
+    dimension: int | None = None,
     output_type: Any = dtypes.int64,
 ) -> Tensor:
     axis = resolve(axis, dimension, "axis", "dimension")

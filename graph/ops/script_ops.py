@@ -67,7 +67,10 @@ register_gradient("PyFuncStateless")(_no_gradient)
 
 
 def py_func(
-    func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: bool = True,
+    func: Callable[..., Any],
+    inp: Sequence[Any],
+    Tout: Any,
+    stateful: bool = True,
     name: str | None = None,
 ) -> Tensor | list[Tensor] | Operation:
     """Run ``func(*numpy values of inp)`` when the op runs; its results are converted to ``Tout``

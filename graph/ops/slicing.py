@@ -24,7 +24,9 @@ def _normalize_key(key: Any) -> tuple:
         elif isinstance(k, int) or hasattr(k, "__index__"):
             out.append(("index", int(k)))
         else:
-            raise TypeError(f"index {k!r} is not supported: use ints, slices, None or ...; for tensors use ac.gather")
+            raise TypeError(
+                f"index {k!r} is not supported: use ints, slices, None or ...; for tensors use ac.gather"
+            )
     return tuple(out)
 
 
@@ -68,12 +70,14 @@ def _sliced_shape(x: Tensor, spec: tuple) -> tuple:
             out.append(1)
         elif kind == "ellipsis":
             n = len(dims) - consuming
-            out.extend(dims[pos:pos + n])
+            out.extend(dims[pos : pos + n])
             pos += n
         elif kind == "index":
             d = dims[pos]
             if d is not None and not -d <= item[1] < d:
-                raise ValueError(f"index {item[1]} is out of range for dimension {pos} of {x.name} (size {d})")
+                raise ValueError(
+                    f"index {item[1]} is out of range for dimension {pos} of {x.name} (size {d})"
+                )
             pos += 1
         else:
             d = dims[pos]

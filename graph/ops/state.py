@@ -44,7 +44,9 @@ def _is_init_shape(op: Operation) -> list:
 def _assign_shape(op: Operation) -> list:
     ref, value = op.inputs
     if ref.dtype != value.dtype:
-        raise ValueError(f"value {value.name} is {value.dtype.name} but variable {ref.op.name} is {ref.dtype.name}")
+        raise ValueError(
+            f"value {value.name} is {value.dtype.name} but variable {ref.op.name} is {ref.dtype.name}"
+        )
     if op.attrs.get("validate_shape", True) and not S.compatible(ref._shape, value._shape):
         raise ValueError(
             f"value {value.name} has shape {S.format_shape(value._shape)} but variable {ref.op.name} has "

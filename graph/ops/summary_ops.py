@@ -41,7 +41,9 @@ def _collect(t: Tensor, collections: Sequence[str] | None) -> Tensor:
     return t
 
 
-def _summary(op_type: str, name: str, value: Any, family: str | None, collections: Sequence[str] | None) -> Tensor:
+def _summary(
+    op_type: str, name: str, value: Any, family: str | None, collections: Sequence[str] | None
+) -> Tensor:
     v = convert_to_tensor(value)
     if v.dtype.kind not in "fiub":
         raise GraphError(f"tf.summary needs a real numeric tensor, but {v.name} is {v.dtype.name}")
@@ -53,7 +55,9 @@ def _summary(op_type: str, name: str, value: Any, family: str | None, collection
     return _collect(op.outputs[0], collections)
 
 
-def scalar(name: str, tensor: Any, collections: Sequence[str] | None = None, family: str | None = None) -> Tensor:
+def scalar(
+    name: str, tensor: Any, collections: Sequence[str] | None = None, family: str | None = None
+) -> Tensor:
     """A Summary with one simple_value: ``tensor``, which must be a scalar."""
     t = convert_to_tensor(tensor)
     if t._shape is not None and t._shape != () and any(d != 1 for d in t._shape):
@@ -61,7 +65,9 @@ def scalar(name: str, tensor: Any, collections: Sequence[str] | None = None, fam
     return _summary("ScalarSummary", name, t, family, collections)
 
 
-def histogram(name: str, values: Any, collections: Sequence[str] | None = None, family: str | None = None) -> Tensor:
+def histogram(
+    name: str, values: Any, collections: Sequence[str] | None = None, family: str | None = None
+) -> Tensor:
     """A Summary with a histogram of all elements of ``values`` (TF's default bucket limits)."""
     return _summary("HistogramSummary", name, values, family, collections)
 
@@ -73,14 +79,18 @@ def merge(inputs: Sequence[Any], collections: Sequence[str] | None = None, name:
         raise GraphError("tf.summary.merge needs at least one summary tensor")
     for t in ts:
         if t.dtype != dtypes.string:
-            raise GraphError(f"tf.summary.merge: {t.name} is {t.dtype.name}, not a serialized Summary (string)")
+            raise GraphError(
+                f"tf.summary.merge: {t.name} is {t.dtype.name}, not a serialized Summary (string)"
+            )
     out = make_op("MergeSummary", ts, None, name or "Merge/MergeSummary").outputs[0]
     for key in collections or ():
         out.graph.add_to_collection(key, out)
     return out
 
 
-def merge_all(key: str = GraphKeys.SUMMARIES, scope: str | None = None, name: str | None = None) -> Tensor | None:
+def merge_all(
+    key: str = GraphKeys.SUMMARIES, scope: str | None = None, name: str | None = None
+) -> Tensor | None:
     """``merge`` of every summary in collection ``key`` of the default graph; None when it is empty."""
     found = get_default_graph().get_collection(key, scope)
     return merge(found, name=name) if found else None

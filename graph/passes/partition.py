@@ -41,7 +41,10 @@ def transfer_key(name: str, src: str, dst: str) -> str:
 
 
 def partition(
-    ops: Sequence[Operation], placement: dict[int, str], feeds: Sequence[Tensor], fetches: Sequence[Tensor],
+    ops: Sequence[Operation],
+    placement: dict[int, str],
+    feeds: Sequence[Tensor],
+    fetches: Sequence[Tensor],
 ) -> dict[str, Partition]:
     """Partitions by device; ops keep their topological order within each partition."""
     fed = {id(t) for t in feeds}

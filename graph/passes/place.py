@@ -56,7 +56,10 @@ def _requested(group: list[Operation], default: str) -> str:
 
 
 def place(
-    ops: Sequence[Operation], resolve: Resolve, has_kernel: HasKernel, default_device: str = HOST,
+    ops: Sequence[Operation],
+    resolve: Resolve,
+    has_kernel: HasKernel,
+    default_device: str = HOST,
     allow_soft_placement: bool = True,
 ) -> dict[int, str]:
     """Map id(op) -> device name for every op in ``ops``."""
@@ -64,13 +67,16 @@ def place(
     for group in _groups(ops).values():
         requested = _requested(group, default_device)
         device = resolve(requested)
-        missing = None if device is None else next((op for op in group if not has_kernel(op.type, device)), None)
+        missing = (
+            None if device is None else next((op for op in group if not has_kernel(op.type, device)), None)
+        )
         if device is None or missing is not None:
             culprit = missing or next((op for op in group if op.device), group[0])
             if not allow_soft_placement:
                 what = "has no kernel for" if device is not None else "asks for"
                 raise InvalidArgumentError(
-                    None, culprit,
+                    None,
+                    culprit,
                     f"op {culprit.name} ({culprit.type}) {what} device {requested!r}"
                     f"{'' if device is not None else ', which does not exist here'}; place it elsewhere or "
                     "set SessionConfig.allow_soft_placement=True",
@@ -78,7 +84,9 @@ def place(
             device = HOST
             for op in group:
                 if not has_kernel(op.type, device):
-                    raise InvalidArgumentError(None, op, f"op {op.name} ({op.type}) has no kernel on {requested!r} nor on the CPU")
+                    raise InvalidArgumentError(
+                        None, op, f"op {op.name} ({op.type}) has no kernel on {requested!r} nor on the CPU"
+                    )
         for op in group:
             placement[id(op)] = device
     _colocate_generators(ops, placement, has_kernel)

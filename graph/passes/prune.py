@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from ..core import Operation, Tensor
 
 
-def prune(fetches: Iterable[Tensor], targets: Iterable[Operation], feeds: Iterable[Tensor]) -> list[Operation]:
+def prune(
+    fetches: Iterable[Tensor], targets: Iterable[Operation], feeds: Iterable[Tensor]
+) -> list[Operation]:
     """Ops reachable backwards from fetches and targets, not crossing fed tensors; topological order.
 
     An op whose outputs are all fed is not needed; an op with one fed output is still needed if

@@ -33,8 +33,16 @@ from ..graph_def import import_graph_def
 from .prune import prune
 
 __all__ = [
-    "CHEAP_OPS", "MODES", "RECOMPUTE_HINT", "RECOMPUTE_SCOPE", "is_gradient_op", "mark_for_recompute",
-    "optimize_for_run", "recompute", "recompute_hint", "rewire_input",
+    "CHEAP_OPS",
+    "MODES",
+    "RECOMPUTE_HINT",
+    "RECOMPUTE_SCOPE",
+    "is_gradient_op",
+    "mark_for_recompute",
+    "optimize_for_run",
+    "recompute",
+    "recompute_hint",
+    "rewire_input",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,11 +55,34 @@ RECOMPUTE_SCOPE = "recompute"
 # list plus Tanh, like Sigmoid). Left out: reductions (Mean, Sum, ...): their outputs are small, so
 # keeping them costs little memory while recomputing costs a pass over a big input; MatMul; Pow, Exp
 # and Log: transcendental kernels (measured: Pow(x, 3.0) costs ~40 multiplies in numpy).
-CHEAP_OPS = frozenset({
-    "Abs", "Add", "AddN", "BiasAdd", "Cast", "ExpandDims", "Identity", "Maximum", "Minimum", "Mul",
-    "Neg", "RealDiv", "Reciprocal", "Relu", "Reshape", "Rsqrt", "Sigmoid", "Sign", "Sqrt", "Square",
-    "SquaredDifference", "Sub", "Tanh", "Transpose",
-})
+CHEAP_OPS = frozenset(
+    {
+        "Abs",
+        "Add",
+        "AddN",
+        "BiasAdd",
+        "Cast",
+        "ExpandDims",
+        "Identity",
+        "Maximum",
+        "Minimum",
+        "Mul",
+        "Neg",
+        "RealDiv",
+        "Reciprocal",
+        "Relu",
+        "Reshape",
+        "Rsqrt",
+        "Sigmoid",
+        "Sign",
+        "Sqrt",
+        "Square",
+        "SquaredDifference",
+        "Sub",
+        "Tanh",
+        "Transpose",
+    }
+)
 
 # Gradient ops that only read their input's shape and run as soon as it exists: rewiring them would
 # force a recomputation that frees nothing.
@@ -61,6 +92,7 @@ _GRADIENT_SCOPE = re.compile(r"(?:^|/)gradients(?:_\d+)?/")
 
 
 # -- marking ops ------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def recompute_hint(graph: Graph | None = None) -> Iterator[None]:
@@ -92,6 +124,7 @@ def is_gradient_op(op: Operation) -> bool:
 
 # -- editing a graph --------------------------------------------------------------------------
 
+
 def rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
     """Make input ``index`` of ``op`` read ``tensor``, keeping both producers' consumer lists true."""
     old = op.inputs[index]
@@ -104,7 +137,7 @@ def rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
             f"cannot rewire input {index} of {op.name} from {old.name} ({old.dtype.name}) to "
             f"{tensor.name} ({tensor.dtype.name}): the dtypes differ"
         )
-    op.inputs = (*op.inputs[:index], tensor, *op.inputs[index + 1:])
+    op.inputs = (*op.inputs[:index], tensor, *op.inputs[index + 1 :])
     src = old.op
     if all(t.op is not src for t in op.inputs) and src not in op.control_inputs:
         src._consumers[:] = [c for c in src._consumers if c is not op]
@@ -113,7 +146,8 @@ def rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
 
 
 def _topological(
-    nodes: Iterable[Any], deps: Callable[[Any], Iterable[Any]],
+    nodes: Iterable[Any],
+    deps: Callable[[Any], Iterable[Any]],
 ) -> tuple[list[Any], list[Any] | None]:
     """``nodes`` with dependencies first, keeping the given order where it already is one (so a
     copy lands right before its first consumer); or ``([], cycle)`` when there is a cycle."""
@@ -133,7 +167,7 @@ def _topological(
                     stack.append(iter(deps(dep)))
                     break
                 if seen == 1:
-                    return [], path[path.index(dep):]
+                    return [], path[path.index(dep) :]
             else:
                 stack.pop()
                 done = path.pop()
@@ -181,7 +215,7 @@ def _framed(ops: Sequence[Operation]) -> set[int]:
             mine = ins[0]
             for other in ins[1:]:
                 differ = [i for i, (a, b) in enumerate(zip(mine, other)) if a != b]
-                mine = mine[:differ[0]] if differ else mine[:len(other)]
+                mine = mine[: differ[0]] if differ else mine[: len(other)]
             if mine and mine[-1][0] == "branch" and all(i == mine for i in ins):
                 mine = mine[:-1]
         else:
@@ -191,7 +225,8 @@ def _framed(ops: Sequence[Operation]) -> set[int]:
 
 
 def _closure(
-    starts: Iterable[Operation], step: Callable[[Operation], Iterable[Operation]],
+    starts: Iterable[Operation],
+    step: Callable[[Operation], Iterable[Operation]],
 ) -> dict[int, Operation]:
     """``starts`` and every op reachable from them through ``step``, by id."""
     found: dict[int, Operation] = {}
@@ -212,11 +247,16 @@ def _descendants(roots: Iterable[Operation], live: set[int]) -> set[int]:
 
 # -- the pass ---------------------------------------------------------------------------------
 
+
 class _Analysis:
     """What the pass needs to know about the ops one step runs."""
 
     def __init__(
-        self, fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor], mode: str,
+        self,
+        fetches: Sequence[Tensor],
+        targets: Sequence[Operation],
+        feeds: Sequence[Tensor],
+        mode: str,
     ) -> None:
         if mode not in MODES:
             raise GraphError(f"memory optimizer mode must be one of {MODES}, got {mode!r}")
@@ -238,7 +278,9 @@ class _Analysis:
 
     def is_target(self, op: Operation) -> bool:
         return (
-            id(op) in self.live and is_gradient_op(op) and op.type not in _SHAPE_READERS
+            id(op) in self.live
+            and is_gradient_op(op)
+            and op.type not in _SHAPE_READERS
             and id(op) not in self.in_control_flow
         )
 
@@ -265,9 +307,14 @@ def _groups(an: _Analysis) -> list[list[Operation]]:
     for seed in an.ops:
         if id(seed) in visited or id(seed) not in an.recomputable or not an.targets_of(seed):
             continue
-        members = _closure([seed], lambda op: (
-            n for n in [t.op for t in op.inputs] + an.data_consumers(op) if id(n) in an.recomputable))
+        members = _closure(
+            [seed],
+            lambda op: (
+                n for n in [t.op for t in op.inputs] + an.data_consumers(op) if id(n) in an.recomputable
+            ),
+        )
         visited.update(members)
+
         def group_inputs(op: Operation, group: dict[int, Operation] = members) -> Iterator[Operation]:
             return (t.op for t in op.inputs if id(t.op) in group)
 
@@ -308,8 +355,14 @@ def _triggers(an: _Analysis, group: list[Operation]) -> dict[int, list[Operation
     def inputs_of(t: Operation) -> list[Operation]:
         if id(t) not in candidates:
             deps = dict.fromkeys([i.op for i in t.inputs] + list(t.control_inputs))
-            candidates[id(t)] = [x for x in deps if id(x) not in in_group and is_gradient_op(x)
-                                 and an.forward_mark[id(x)] > horizon and id(x) not in an.in_control_flow]
+            candidates[id(t)] = [
+                x
+                for x in deps
+                if id(x) not in in_group
+                and is_gradient_op(x)
+                and an.forward_mark[id(x)] > horizon
+                and id(x) not in an.in_control_flow
+            ]
         return candidates[id(t)]
 
     fed: dict[int, dict[int, Operation]] = {}  # op -> the targets it feeds, through the group
@@ -361,7 +414,10 @@ def _break_cycles(an: _Analysis, plan: dict[int, tuple[Operation, list[Operation
 
 
 def recompute(
-    graph: Graph, fetches: Sequence[Tensor], targets: Sequence[Operation] = (), feeds: Sequence[Tensor] = (),
+    graph: Graph,
+    fetches: Sequence[Tensor],
+    targets: Sequence[Operation] = (),
+    feeds: Sequence[Tensor] = (),
     mode: str = "heuristics",
 ) -> dict[str, str]:
     """Rewrite ``graph`` in place so the gradients of this step read recomputed copies.
@@ -401,8 +457,11 @@ def recompute(
 
 
 def optimize_for_run(
-    graph: Graph, fetch_names: Sequence[str], target_names: Sequence[str] = (),
-    feed_names: Sequence[str] = (), mode: str = "heuristics",
+    graph: Graph,
+    fetch_names: Sequence[str],
+    target_names: Sequence[str] = (),
+    feed_names: Sequence[str] = (),
+    mode: str = "heuristics",
 ) -> tuple[Graph, dict[str, str]]:
     """A copy of ``graph`` rewritten by :func:`recompute` for one step, and the recomputed names.
 
@@ -430,5 +489,7 @@ def optimize_for_run(
         return graph, {}
     run_fetches = [copy.get_tensor_by_name(n) for n in fetch_names]
     run_targets = [copy.get_operation_by_name(n) for n in target_names]
-    name_map = recompute(copy, run_fetches, run_targets, [copy.get_tensor_by_name(n) for n in feed_names], mode)
+    name_map = recompute(
+        copy, run_fetches, run_targets, [copy.get_tensor_by_name(n) for n in feed_names], mode
+    )
     return (copy, name_map) if name_map else (graph, {})

@@ -19,7 +19,11 @@ from .optimizer import Optimizer
 
 class AdadeltaOptimizer(Optimizer):
     def __init__(
-        self, learning_rate: Any = 0.001, rho: Any = 0.95, epsilon: Any = 1e-8, use_locking: bool = False,
+        self,
+        learning_rate: Any = 0.001,
+        rho: Any = 0.95,
+        epsilon: Any = 1e-8,
+        use_locking: bool = False,
         name: str = "Adadelta",
     ) -> None:
         super().__init__(use_locking, name)

@@ -16,7 +16,10 @@ from .optimizer import Optimizer
 
 class AdagradOptimizer(Optimizer):
     def __init__(
-        self, learning_rate: Any, initial_accumulator_value: float = 0.1, use_locking: bool = False,
+        self,
+        learning_rate: Any,
+        initial_accumulator_value: float = 0.1,
+        use_locking: bool = False,
         name: str = "Adagrad",
     ) -> None:
         if initial_accumulator_value <= 0.0:

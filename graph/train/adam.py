@@ -24,8 +24,18 @@ not_differentiable("ApplyAdam")
 
 
 def apply_adam(
-    var: Any, m: Any, v: Any, beta1_power: Tensor, beta2_power: Tensor, lr: Tensor, beta1: Tensor,
-    beta2: Tensor, epsilon: Tensor, grad: Tensor, use_locking: bool = False, use_nesterov: bool = False,
+    var: Any,
+    m: Any,
+    v: Any,
+    beta1_power: Tensor,
+    beta2_power: Tensor,
+    lr: Tensor,
+    beta1: Tensor,
+    beta2: Tensor,
+    epsilon: Tensor,
+    grad: Tensor,
+    use_locking: bool = False,
+    use_nesterov: bool = False,
     name: str | None = None,
 ) -> Tensor:
     """lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m, v moving averages; var -= lr_t * m / (sqrt(v) + eps)."""
@@ -38,8 +48,13 @@ class AdamOptimizer(Optimizer):
     """Adam; slots "<var>/Adam" (m) and "<var>/Adam_1" (v), accumulators "beta1_power", "beta2_power"."""
 
     def __init__(
-        self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999, epsilon: Any = 1e-8,
-        use_locking: bool = False, name: str = "Adam",
+        self,
+        learning_rate: Any = 0.001,
+        beta1: Any = 0.9,
+        beta2: Any = 0.999,
+        epsilon: Any = 1e-8,
+        use_locking: bool = False,
+        name: str = "Adam",
     ) -> None:
         super().__init__(use_locking, name)
         self._lr = learning_rate
@@ -66,9 +81,16 @@ class AdamOptimizer(Optimizer):
         dt = var.dtype
         b1p, b2p = self._get_beta_accumulators(var.graph)
         return apply_adam(
-            var, self.get_slot(var, "m"), self.get_slot(var, "v"), cast(b1p, dt), cast(b2p, dt),
-            self._hyper("learning_rate", self._lr, dt), self._hyper("beta1", self._beta1, dt),
-            self._hyper("beta2", self._beta2, dt), self._hyper("epsilon", self._epsilon, dt), grad,
+            var,
+            self.get_slot(var, "m"),
+            self.get_slot(var, "v"),
+            cast(b1p, dt),
+            cast(b2p, dt),
+            self._hyper("learning_rate", self._lr, dt),
+            self._hyper("beta1", self._beta1, dt),
+            self._hyper("beta2", self._beta2, dt),
+            self._hyper("epsilon", self._epsilon, dt),
+            grad,
             self._use_locking,
         )
 

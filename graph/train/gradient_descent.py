@@ -21,10 +21,16 @@ not_differentiable("ApplyGradientDescent")
 
 
 def apply_gradient_descent(
-    var: Any, alpha: Tensor, delta: Tensor, use_locking: bool = False, name: str | None = None,
+    var: Any,
+    alpha: Tensor,
+    delta: Tensor,
+    use_locking: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     return make_op(
-        "ApplyGradientDescent", [ref_of(var), alpha, delta], {"use_locking": use_locking},
+        "ApplyGradientDescent",
+        [ref_of(var), alpha, delta],
+        {"use_locking": use_locking},
         name or "ApplyGradientDescent",
     ).outputs[0]
 

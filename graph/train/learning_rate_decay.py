@@ -45,8 +45,10 @@ def _floor(x: Tensor) -> Tensor:
 
 
 def _lr(learning_rate: Any) -> Tensor:
-    lr = convert_to_tensor(learning_rate) if _is_symbolic(learning_rate) else convert_to_tensor(
-        learning_rate, dtype=dtypes.float32, name="learning_rate"
+    lr = (
+        convert_to_tensor(learning_rate)
+        if _is_symbolic(learning_rate)
+        else convert_to_tensor(learning_rate, dtype=dtypes.float32, name="learning_rate")
     )
     if lr.dtype.kind != "f":
         raise GraphError(f"learning_rate {lr.name} must be floating-point, got {lr.dtype.name}")
@@ -54,7 +56,11 @@ def _lr(learning_rate: Any) -> Tensor:
 
 
 def exponential_decay(
-    learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any, staircase: bool = False,
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
     name: str | None = None,
 ) -> Tensor:
     """learning_rate * decay_rate ** (global_step / decay_steps) (the exponent floored if staircase)."""
@@ -68,7 +74,11 @@ def exponential_decay(
 
 
 def natural_exp_decay(
-    learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any, staircase: bool = False,
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
     name: str | None = None,
 ) -> Tensor:
     """learning_rate * exp(-decay_rate * global_step / decay_steps)."""
@@ -82,7 +92,11 @@ def natural_exp_decay(
 
 
 def inverse_time_decay(
-    learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any, staircase: bool = False,
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
     name: str | None = None,
 ) -> Tensor:
     """learning_rate / (1 + decay_rate * global_step / decay_steps)."""
@@ -95,7 +109,9 @@ def inverse_time_decay(
         return lr / (_float(decay_rate, lr.dtype) * p + 1.0)
 
 
-def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any], name: str | None = None) -> Tensor:
+def piecewise_constant(
+    x: Any, boundaries: Sequence[Any], values: Sequence[Any], name: str | None = None
+) -> Tensor:
     """values[0] while x <= boundaries[0], values[i] while boundaries[i-1] < x <= boundaries[i], values[-1] after."""
     if len(values) != len(boundaries) + 1:
         raise GraphError(
@@ -105,7 +121,8 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
         xt = convert_to_tensor(x)
         first = convert_to_tensor(values[0])
         vals = [first] + [
-            convert_to_tensor(v) if _is_symbolic(v) else convert_to_tensor(v, dtype=first.dtype) for v in values[1:]
+            convert_to_tensor(v) if _is_symbolic(v) else convert_to_tensor(v, dtype=first.dtype)
+            for v in values[1:]
         ]
         dtype = vals[0].dtype
         if any(v.dtype != dtype for v in vals):
@@ -117,8 +134,13 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
 
 
 def polynomial_decay(
-    learning_rate: Any, global_step: Any, decay_steps: Any, end_learning_rate: Any = 0.0001, power: Any = 1.0,
-    cycle: bool = False, name: str | None = None,
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    end_learning_rate: Any = 0.0001,
+    power: Any = 1.0,
+    cycle: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """(lr - end) * (1 - step / decay_steps) ** power + end, step capped at decay_steps (or, with
     ``cycle``, decay_steps stretched to the next multiple above the step)."""
@@ -139,7 +161,11 @@ def polynomial_decay(
 
 
 def cosine_decay(
-    learning_rate: Any, global_step: Any, decay_steps: Any, alpha: Any = 0.0, name: str | None = None,
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    alpha: Any = 0.0,
+    name: str | None = None,
 ) -> Tensor:
     """learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * step / decay_steps)) + alpha), the step
     capped at decay_steps (Loshchilov & Hutter's SGDR without restarts)."""

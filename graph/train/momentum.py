@@ -22,8 +22,14 @@ not_differentiable("ApplyMomentum")
 
 
 def apply_momentum(
-    var: Any, accum: Any, lr: Tensor, grad: Tensor, momentum: Tensor, use_locking: bool = False,
-    use_nesterov: bool = False, name: str | None = None,
+    var: Any,
+    accum: Any,
+    lr: Tensor,
+    grad: Tensor,
+    momentum: Tensor,
+    use_locking: bool = False,
+    use_nesterov: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """accum = accum * momentum + grad; var -= lr * accum (Nesterov: lr * (grad + momentum * accum))."""
     attrs = {"use_locking": use_locking, "use_nesterov": bool(use_nesterov)}
@@ -35,7 +41,11 @@ class MomentumOptimizer(Optimizer):
     """SGD with momentum; the accumulator slot is named "<var>/Momentum"."""
 
     def __init__(
-        self, learning_rate: Any, momentum: Any, use_locking: bool = False, name: str = "Momentum",
+        self,
+        learning_rate: Any,
+        momentum: Any,
+        use_locking: bool = False,
+        name: str = "Momentum",
         use_nesterov: bool = False,
     ) -> None:
         super().__init__(use_locking, name)
@@ -49,6 +59,11 @@ class MomentumOptimizer(Optimizer):
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
         return apply_momentum(
-            var, self.get_slot(var, "momentum"), self._hyper("learning_rate", self._learning_rate, var.dtype),
-            grad, self._hyper("momentum", self._momentum, var.dtype), self._use_locking, self._use_nesterov,
+            var,
+            self.get_slot(var, "momentum"),
+            self._hyper("learning_rate", self._learning_rate, var.dtype),
+            grad,
+            self._hyper("momentum", self._momentum, var.dtype),
+            self._use_locking,
+            self._use_nesterov,
         )

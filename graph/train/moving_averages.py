@@ -25,7 +25,11 @@ from ..variables import Variable, global_variables, trainable_variables
 
 class ExponentialMovingAverage:
     def __init__(
-        self, decay: Any, num_updates: Any = None, zero_debias: bool = False, name: str = "ExponentialMovingAverage",
+        self,
+        decay: Any,
+        num_updates: Any = None,
+        zero_debias: bool = False,
+        name: str = "ExponentialMovingAverage",
     ) -> None:
         if zero_debias:
             raise GraphError("ExponentialMovingAverage(zero_debias=True) is not supported")
@@ -49,7 +53,9 @@ class ExponentialMovingAverage:
                 raise TypeError(f"ExponentialMovingAverage.apply: {item!r} is not a Variable or Tensor")
             dtype = item.dtype
             if dtype.kind != "f":
-                raise GraphError(f"ExponentialMovingAverage needs floating-point values; {_name_of(item)} is {dtype.name}")
+                raise GraphError(
+                    f"ExponentialMovingAverage needs floating-point values; {_name_of(item)} is {dtype.name}"
+                )
             self._averages[id(item)] = (item, self._shadow(g, item))
         with g.name_scope(self._name):
             decay = convert_to_tensor(self._decay, name="decay")
@@ -65,7 +71,9 @@ class ExponentialMovingAverage:
             return group(*updates, name=self._name)
 
     def _shadow(self, g: Any, item: Any) -> Variable:
-        init = (lambda: item.initialized_value()) if isinstance(item, Variable) else (lambda: zeros_like(item))
+        init = (
+            (lambda: item.initialized_value()) if isinstance(item, Variable) else (lambda: zeros_like(item))
+        )
         # As TF's slot creator: at the root scope, free of the caller's control dependencies.
         with g.name_scope(None), g.control_dependencies(None):
             shadow = Variable(init, trainable=False, name=self.average_name(item))
@@ -81,11 +89,18 @@ class ExponentialMovingAverage:
     def average_name(self, var: Any) -> str:
         return f"{_name_of(var)}/{self._name}"
 
-    def variables_to_restore(self, moving_avg_variables: Sequence[Variable] | None = None) -> dict[str, Variable]:
+    def variables_to_restore(
+        self, moving_avg_variables: Sequence[Variable] | None = None
+    ) -> dict[str, Variable]:
         """Checkpoint name -> variable, mapping each averaged variable's shadow name onto the variable
         itself (to evaluate a model with its averaged weights), other variables by their own name."""
-        averaged = list(moving_avg_variables) if moving_avg_variables is not None else (
-            get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES) or trainable_variables()
+        averaged = (
+            list(moving_avg_variables)
+            if moving_avg_variables is not None
+            else (
+                get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES)
+                or trainable_variables()
+            )
         )
         shadows = {id(s) for _, s in self._averages.values()}
         out: dict[str, Variable] = {}

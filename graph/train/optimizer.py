@@ -46,13 +46,23 @@ class Optimizer:
 
     # -- the public protocol --------------------------------------------------------------
     def minimize(
-        self, loss: Any, global_step: Variable | None = None, var_list: Sequence[Variable] | None = None,
-        gate_gradients: int = GATE_OP, aggregation_method: Any = None, colocate_gradients_with_ops: bool = False,
-        name: str | None = None, grad_loss: Any = None,
+        self,
+        loss: Any,
+        global_step: Variable | None = None,
+        var_list: Sequence[Variable] | None = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        name: str | None = None,
+        grad_loss: Any = None,
     ) -> Operation:
         """compute_gradients then apply_gradients; the returned op runs one training step."""
-        pairs = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss,
-                                       colocate_gradients_with_ops=colocate_gradients_with_ops)
+        pairs = self.compute_gradients(
+            loss,
+            var_list=var_list,
+            grad_loss=grad_loss,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+        )
         if all(g is None for g, _ in pairs):
             raise ValueError(
                 "No gradients provided for any variable, check your graph for ops that do not support "
@@ -61,25 +71,38 @@ class Optimizer:
         return self.apply_gradients(pairs, global_step=global_step, name=name)
 
     def compute_gradients(
-        self, loss: Any, var_list: Sequence[Variable] | None = None, gate_gradients: int = GATE_OP,
-        aggregation_method: Any = None, colocate_gradients_with_ops: bool = False, grad_loss: Any = None,
+        self,
+        loss: Any,
+        var_list: Sequence[Variable] | None = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        grad_loss: Any = None,
     ) -> GradsAndVars:
         """[(gradient or None, variable)] of ``loss`` for ``var_list`` (default: trainable variables)."""
         loss_t = convert_to_tensor(loss)
         if loss_t.dtype.kind != "f":
-            raise ValueError(f"loss {loss_t.name} must be floating point to be minimized, got {loss_t.dtype.name}")
+            raise ValueError(
+                f"loss {loss_t.name} must be floating point to be minimized, got {loss_t.dtype.name}"
+            )
         variables = list(trainable_variables(loss_t.graph) if var_list is None else var_list)
         if not variables:
             raise ValueError("No variables to optimize.")
         for v in variables:
             if not isinstance(v, Variable):
                 raise TypeError(f"var_list must contain ac.Variable objects, got {v!r}")
-        grads = gradients(loss_t, variables, grad_ys=None if grad_loss is None else [grad_loss],
-                          colocate_gradients_with_ops=colocate_gradients_with_ops)
+        grads = gradients(
+            loss_t,
+            variables,
+            grad_ys=None if grad_loss is None else [grad_loss],
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+        )
         return list(zip(grads, variables))
 
     def apply_gradients(
-        self, grads_and_vars: Iterable[tuple[Any, Variable]], global_step: Variable | None = None,
+        self,
+        grads_and_vars: Iterable[tuple[Any, Variable]],
+        global_step: Variable | None = None,
         name: str | None = None,
     ) -> Operation:
         """An op applying each gradient to its variable; then increments ``global_step`` if given."""
@@ -129,6 +152,7 @@ class Optimizer:
         named = self._slots.setdefault(slot_name, {})
         if var not in named:
             shape, dt = var.op.outputs[0]._shape, var.dtype
+
             def init() -> Tensor:
                 if S.is_fully_defined(shape):
                     return zeros(shape, dtype=dt)
@@ -143,7 +167,9 @@ class Optimizer:
         if var not in named:
             shape, dt = var.op.outputs[0]._shape, var.dtype
             if not S.is_fully_defined(shape):
-                raise ValueError(f"{self._name} needs variables of known shape; {var.op.name} is {S.format_shape(shape)}")
+                raise ValueError(
+                    f"{self._name} needs variables of known shape; {var.op.name} is {S.format_shape(shape)}"
+                )
 
             def init() -> Tensor:
                 return fill(list(shape), constant(value, dtype=dt))
@@ -197,7 +223,12 @@ class Optimizer:
 
 def _make_state_variable(graph: Graph, init: Any, name: str, device: str) -> Variable:
     """A non-trainable variable at the root name scope, on ``device``, free of control scopes."""
-    with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None), graph.device(device or None):
+    with (
+        graph.as_default(),
+        graph.name_scope(None),
+        graph.control_dependencies(None),
+        graph.device(device or None),
+    ):
         return Variable(init, trainable=False, name=name)
 
 
@@ -206,7 +237,9 @@ def check_apply_inputs(op: Operation, n_refs: int, scalars: Sequence[int], grad_
     var = op.inputs[0]
     for i, t in enumerate(op.inputs):
         if t.dtype != var.dtype:
-            raise ValueError(f"input {i} ({t.name}) is {t.dtype.name} but variable {var.op.name} is {var.dtype.name}")
+            raise ValueError(
+                f"input {i} ({t.name}) is {t.dtype.name} but variable {var.op.name} is {var.dtype.name}"
+            )
     for i in range(1, n_refs):
         ref = op.inputs[i]
         if not S.compatible(ref._shape, var._shape):
@@ -238,6 +271,7 @@ def ref_of(var: Any) -> Tensor:
 
 # -- the global step ---------------------------------------------------------------------
 
+
 def get_global_step(graph: Graph | None = None) -> Variable | None:
     """The graph's global step variable, or None."""
     found = (graph or get_default_graph()).get_collection(GLOBAL_STEP)
@@ -253,7 +287,11 @@ def create_global_step(graph: Graph | None = None) -> Variable:
         raise ValueError('"global_step" already exists')
     with g.as_default(), g.name_scope(None), g.control_dependencies(None):
         return Variable(
-            0, trainable=False, name="global_step", dtype=dtypes.int64, collections=[GLOBAL_VARIABLES, GLOBAL_STEP],
+            0,
+            trainable=False,
+            name="global_step",
+            dtype=dtypes.int64,
+            collections=[GLOBAL_VARIABLES, GLOBAL_STEP],
         )
 
 

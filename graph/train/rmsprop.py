@@ -18,8 +18,14 @@ from .optimizer import Optimizer
 
 class RMSPropOptimizer(Optimizer):
     def __init__(
-        self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0, epsilon: Any = 1e-10,
-        use_locking: bool = False, centered: bool = False, name: str = "RMSProp",
+        self,
+        learning_rate: Any,
+        decay: Any = 0.9,
+        momentum: Any = 0.0,
+        epsilon: Any = 1e-10,
+        use_locking: bool = False,
+        centered: bool = False,
+        name: str = "RMSProp",
     ) -> None:
         super().__init__(use_locking, name)
         self._lr, self._decay, self._momentum, self._epsilon = learning_rate, decay, momentum, epsilon

@@ -123,10 +123,16 @@ async def test_maximum_iterations_caps_a_loop():
     assert int(await _run(g, r)) == 7
 
 
-@pytest.mark.parametrize("iterations, recursion_limit", [
-    (300, 150),  # twice as many iterations as the lowered limit allows frames: recursing per iteration fails
-    pytest.param(10_000, None, marks=pytest.mark.slow),  # ten times the default limit, at its default
-])
+@pytest.mark.parametrize(
+    "iterations, recursion_limit",
+    [
+        (
+            300,
+            150,
+        ),  # twice as many iterations as the lowered limit allows frames: recursing per iteration fails
+        pytest.param(10_000, None, marks=pytest.mark.slow),  # ten times the default limit, at its default
+    ],
+)
 async def test_many_iterations_run_without_recursion_and_free_their_state(iterations, recursion_limit):
     g = ac.Graph()
     with g.as_default(), ac.device("/gpu:0"):
@@ -175,7 +181,9 @@ async def test_parallel_iterations_bound_how_many_iterations_run_at_once():
     meta = ac.RunMetadata()
     config = ac.SessionConfig(inline_threshold=1000)
     async with ac.Session(g, config=config) as sess:
-        _, acc = await sess.run(out, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=meta)
+        _, acc = await sess.run(
+            out, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=meta
+        )
     assert float(acc) == 8 * 300.0
     spans = sorted((s.start_us, s.end_us) for s in meta.step_stats if s.op_type == "MatMul")
     assert len(spans) == 8
@@ -225,7 +233,9 @@ async def test_gradients_of_nested_loops_with_an_invariant_match_finite_differen
         w = ac.constant(0.9, ac.float64)
 
         def outer(i, s):
-            inner = ac.while_loop(lambda j, t: j < 2, lambda j, t: (j + 1, t * w + x * x), [ac.constant(0), s])
+            inner = ac.while_loop(
+                lambda j, t: j < 2, lambda j, t: (j + 1, t * w + x * x), [ac.constant(0), s]
+            )
             return i + 1, inner[1]
 
         y = ac.while_loop(lambda i, s: i < 3, outer, [ac.constant(0), x])[1]
@@ -237,8 +247,11 @@ async def test_concurrent_runs_of_a_loop_stay_independent():
     g = ac.Graph()
     with g.as_default():
         n = ac.placeholder(ac.int32, [], name="n")
-        r = ac.while_loop(lambda k, s: k < n, lambda k, s: (k + 1, s + ac.cast(k, ac.float32)),
-                          [ac.constant(0), ac.constant(0.0)])
+        r = ac.while_loop(
+            lambda k, s: k < n,
+            lambda k, s: (k + 1, s + ac.cast(k, ac.float32)),
+            [ac.constant(0), ac.constant(0.0)],
+        )
     async with ac.Session(g) as sess:
         results = await asyncio.gather(*[sess.run(r[1], {n: k}) for k in range(20)])
     assert [float(v) for v in results] == [float(sum(range(k))) for k in range(20)]

@@ -20,7 +20,8 @@ _OPS = {
 
 dags = st.lists(
     st.tuples(st.sampled_from(sorted(_OPS)), st.integers(0, 10_000), st.integers(0, 10_000)),
-    min_size=1, max_size=40,
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -53,9 +54,7 @@ def test_random_dags_match_numpy_for_every_fetched_node_under_concurrent_runs(sp
 
     async def run_all() -> list:
         async with ac.Session(g) as sess:
-            runs = [
-                sess.run([nodes[i] for i in fetch_ids], dict(zip(placeholders, f))) for f in feeds
-            ]
+            runs = [sess.run([nodes[i] for i in fetch_ids], dict(zip(placeholders, f))) for f in feeds]
             results = await asyncio.gather(*runs)
         await get_runtime().shutdown()
         return results

@@ -102,9 +102,14 @@ async def _cancelled(sess: ac.Session, t: dict[str, Any], base: int) -> None:
 Ending = Callable[[ac.Session, dict[str, Any], int], Coroutine[Any, Any, None]]
 
 
-@pytest.mark.parametrize("end", [_closed_in_flight, _timed_out, _kernel_error, _cancelled],
-                         ids=["closed", "timed_out", "kernel_error", "cancelled"])
-async def test_close_after_a_failed_step_frees_the_device_without_the_garbage_collector(no_gc: None, end: Ending):
+@pytest.mark.parametrize(
+    "end",
+    [_closed_in_flight, _timed_out, _kernel_error, _cancelled],
+    ids=["closed", "timed_out", "kernel_error", "cancelled"],
+)
+async def test_close_after_a_failed_step_frees_the_device_without_the_garbage_collector(
+    no_gc: None, end: Ending
+):
     g, t = _graph()
     config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB)
     sess = ac.Session(g, config=config)

@@ -25,11 +25,16 @@ async def test_a_list_of_pairs_as_feed_dict_is_an_invalid_argument(doubled) -> N
         np.testing.assert_allclose(await sess.run(y, {x: np.ones(2, np.float32)}), [2.0, 2.0])
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"options": "x"}, r"options is str 'x'; pass an ac.RunOptions"),
-    ({"run_metadata": {}}, r"run_metadata is dict \{\}; pass an ac.RunMetadata"),
-])
-async def test_options_and_run_metadata_of_the_wrong_type_are_invalid_arguments(doubled, kwargs, words) -> None:
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"options": "x"}, r"options is str 'x'; pass an ac.RunOptions"),
+        ({"run_metadata": {}}, r"run_metadata is dict \{\}; pass an ac.RunMetadata"),
+    ],
+)
+async def test_options_and_run_metadata_of_the_wrong_type_are_invalid_arguments(
+    doubled, kwargs, words
+) -> None:
     g, x, y = doubled
     async with ac.Session(g) as sess:
         with pytest.raises(ac.errors.InvalidArgumentError, match=words):
@@ -42,6 +47,8 @@ async def test_options_and_run_metadata_of_the_wrong_type_are_invalid_arguments(
 async def test_one_tensor_fed_under_two_keys_is_an_error_naming_both(doubled) -> None:
     g, x, y = doubled
     async with ac.Session(g) as sess:
-        with pytest.raises(ac.errors.InvalidArgumentError, match=r"'x:0' is fed twice.*'x:0'.*feed it once") as info:
+        with pytest.raises(
+            ac.errors.InvalidArgumentError, match=r"'x:0' is fed twice.*'x:0'.*feed it once"
+        ) as info:
             await sess.run(y, {x: np.ones(2, np.float32), "x:0": np.zeros(2, np.float32)})
         assert info.value.node_name == "x"

@@ -261,7 +261,11 @@ async def test_fifty_concurrent_runs_return_correct_independent_results(graph):
     with graph.as_default():
         x = ac.placeholder(ac.float32, [None, 8], name="x")
         w = ac.constant(np.arange(64, dtype=np.float32).reshape(8, 8) / 64.0)
-        h = ac.nn.relu(ac.matmul(x, w) - 1.0) if hasattr(ac, "nn") and hasattr(ac.nn, "relu") else ac.matmul(x, w)
+        h = (
+            ac.nn.relu(ac.matmul(x, w) - 1.0)
+            if hasattr(ac, "nn") and hasattr(ac.nn, "relu")
+            else ac.matmul(x, w)
+        )
         y = ac.reduce_sum(h * h, axis=1)
     rng = np.random.default_rng(0)
     feeds = [rng.standard_normal((1 + i % 7, 8)).astype(np.float32) for i in range(50)]
@@ -304,7 +308,9 @@ async def test_expensive_kernels_run_off_the_loop_so_independent_branches_overla
     meta = ac.RunMetadata()
     feed = {a: np.ones((400, 400), np.float32)}
     async with ac.Session(graph) as sess:
-        vals = await sess.run(outs, feed, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=meta)
+        vals = await sess.run(
+            outs, feed, options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=meta
+        )
     expected = [float((np.ones((400, 400)) @ (np.ones((400, 400)) + i)).sum()) for i in range(4)]
     np.testing.assert_allclose(vals, expected, rtol=1e-5)
     matmuls = [s for s in meta.step_stats if s.op_type == "MatMul"]

@@ -105,7 +105,8 @@ async def test_fetching_a_missing_element_is_an_invalid_argument_that_is_also_a_
 
 
 @pytest.mark.parametrize(
-    ("dtype", "value"), [(ac.int8, 300), (ac.int8, [1, -129]), (ac.uint8, -1), (ac.int16, 40000), (ac.int32, 2**40)],
+    ("dtype", "value"),
+    [(ac.int8, 300), (ac.int8, [1, -129]), (ac.uint8, -1), (ac.int16, 40000), (ac.int32, 2**40)],
 )
 async def test_feeding_an_integer_outside_the_placeholder_dtype_range_is_an_invalid_argument(dtype, value):
     g = ac.Graph()

@@ -29,11 +29,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     root = tmp_path_factory.mktemp("cluster")
     old = os.environ.get(CLUSTER_DIR_ENV)
     os.environ[CLUSTER_DIR_ENV] = str(root)  # the nodes' processes inherit it
-    c = cluster_utils.Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False,
-        "resources": {"sim_gpu_0": 1, "sim_gpu_mib": GPU_MIB}})
+    c = cluster_utils.Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 1,
+            "node_ip_address": "127.0.0.1",
+            "include_dashboard": False,
+            "resources": {"sim_gpu_0": 1, "sim_gpu_mib": GPU_MIB},
+        },
+    )
     try:
-        c.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={"sim_gpu_1": 1, "sim_gpu_mib": GPU_MIB})
+        c.add_node(
+            num_cpus=1, node_ip_address="127.0.0.1", resources={"sim_gpu_1": 1, "sim_gpu_mib": GPU_MIB}
+        )
         c.wait_for_nodes()
         ray.init(address=c.address, namespace=NAMESPACE, log_to_driver=False)
         yield {"root": root, "address": c.address, "cluster": c, "gpu_mib": GPU_MIB}

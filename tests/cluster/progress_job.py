@@ -52,8 +52,14 @@ async def main() -> int:
     p.add_argument("--stop", required=True, help="the job ends when this file exists")
     args = p.parse_args()
     g, t = build(args.width, args.batch, 0)
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
-                              intra_op_threads=1, config_poll_interval=0.1, statistics_interval=0.25)
+    config = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
+        intra_op_threads=1,
+        config_poll_interval=0.1,
+        statistics_interval=0.25,
+    )
     ends: list[float] = []
     stopped = asyncio.Event()
     async with ac.Session(g, config=config) as sess:

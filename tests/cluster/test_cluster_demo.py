@@ -21,13 +21,30 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_demo_reports_the_guaranteed_job_restored_and_the_coordinators_decisions(
-        cluster: dict[str, Any], tmp_path: Path) -> None:
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
     out = subprocess.run(
         # watched until 2 s after the guaranteed job is back on target, 30 s at most (a busy
         # 2-core machine can take that long: the coordinator learns its baseline first)
-        [sys.executable, str(ROOT / "scripts" / "cluster_demo.py"), "--before", "4", "--seconds", "30",
-         "--settle", "2", "--out", str(tmp_path / "demo.png"), "--address", cluster["address"]],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path, env={**os.environ},
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "cluster_demo.py"),
+            "--before",
+            "4",
+            "--seconds",
+            "30",
+            "--settle",
+            "2",
+            "--out",
+            str(tmp_path / "demo.png"),
+            "--address",
+            cluster["address"],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={**os.environ},
     )
     assert out.returncode == 0, out.stderr[-3000:]
     text = out.stdout

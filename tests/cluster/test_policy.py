@@ -8,8 +8,9 @@ from antcolony.cluster.policy import JobView, PolicySettings, PolicyState, decid
 
 MiB = 1 << 20
 CAP = {"sim_gpu_0": 100 * MiB, "sim_gpu_1": 100 * MiB}
-S = PolicySettings(degrade_threshold=0.25, baseline_samples=3, calm_polls=2, perf_step=20, min_perf=10,
-                   settle_polls=1)
+S = PolicySettings(
+    degrade_threshold=0.25, baseline_samples=3, calm_polls=2, perf_step=20, min_perf=10, settle_polls=1
+)
 
 
 def g(step: float | None, seq: int, fallbacks: int = 0, job: str = "G", mem: int = 60) -> JobView:
@@ -44,13 +45,22 @@ def test_guaranteed_job_gets_what_it_asks_and_opportunistic_job_what_is_left() -
 
 
 def test_opportunistic_job_is_suspended_while_the_guaranteed_baseline_is_learnt_then_resumed() -> None:
-    steps = [[o()], [o(), g(50_000, 1)], [o(), g(31_000, 2)], [o(), g(30_000, 3)], [o(), g(30_500, 4)],
-             [o(), g(30_000, 5)], [o(), g(30_000, 6)]]
+    steps = [
+        [o()],
+        [o(), g(50_000, 1)],
+        [o(), g(31_000, 2)],
+        [o(), g(30_000, 3)],
+        [o(), g(30_500, 4)],
+        [o(), g(30_000, 5)],
+        [o(), g(30_000, 6)],
+    ]
     learnt, _ = run(steps[:5])
     # the warm-up sample (50 ms) is not the baseline: the median of the three that agree is
     assert learnt.jobs["G"].baseline_us == 30_500
     state, history = run(steps)
-    assert history[1]["O"].perf == 0 and "baseline" in history[1]["O"].reason and "G" in history[1]["O"].reason
+    assert (
+        history[1]["O"].perf == 0 and "baseline" in history[1]["O"].reason and "G" in history[1]["O"].reason
+    )
     assert state.jobs["G"].baseline_us == 30_000  # then held to the fastest mean it showed
     assert "O" not in history[2] and "O" not in history[3]  # still suspended, nothing rewritten
     resumed = [h["O"] for h in history if "O" in h and h["O"].perf > 0][1:]
@@ -67,9 +77,14 @@ def _baselined(step: float = 30_000) -> tuple[PolicyState, int]:
 def test_degraded_guaranteed_step_time_throttles_then_suspends_the_opportunistic_job() -> None:
     state, seq = _baselined()
     state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=40)})
-    state, [h1, h2, h3, h4, h5, h6] = run([[o(), g(45_000, seq + i)] for i in range(5)]
-                                          + [[o(), g(45_000, seq + 4)]], state)
-    assert h1["O"].perf == 20 and "throttled 40 -> 20" in h1["O"].reason and "1.25 x its baseline 30.0 ms" in h1["O"].reason
+    state, [h1, h2, h3, h4, h5, h6] = run(
+        [[o(), g(45_000, seq + i)] for i in range(5)] + [[o(), g(45_000, seq + 4)]], state
+    )
+    assert (
+        h1["O"].perf == 20
+        and "throttled 40 -> 20" in h1["O"].reason
+        and "1.25 x its baseline 30.0 ms" in h1["O"].reason
+    )
     assert h2 == {}  # settling: the step-time mean shows a change only some samples later
     assert h3["O"].perf == 10 and h4 == {}
     assert h5["O"].perf == 0 and h5["O"].reason.startswith("suspended")
@@ -95,7 +110,11 @@ def test_a_suspended_job_is_always_resumed_when_the_guaranteed_job_is_well_again
 def test_guaranteed_host_fallbacks_shrink_the_opportunistic_job() -> None:
     state, seq = _baselined()
     state, [h] = run([[o(), g(30_000, seq, fallbacks=3)]], state)
-    assert h["O"].mem == 20 * MiB and "shrunk 40.0 -> 20.0 MiB" in h["O"].reason and "host memory" in h["O"].reason
+    assert (
+        h["O"].mem == 20 * MiB
+        and "shrunk 40.0 -> 20.0 MiB" in h["O"].reason
+        and "host memory" in h["O"].reason
+    )
 
 
 def test_a_departed_guaranteed_job_gives_its_share_back() -> None:
@@ -118,7 +137,9 @@ def test_a_guaranteed_job_without_steady_step_times_does_not_hold_others_suspend
         decisions += [x for x in d if x.job_id == "O"]
     assert state.jobs["G"].baseline_us is None
     assert [x.perf for x in decisions] == [0, 20, 40]
-    assert decisions[1].reason.startswith("resumed at 20: guaranteed job G showed no steady step time in 5 polls")
+    assert decisions[1].reason.startswith(
+        "resumed at 20: guaranteed job G showed no steady step time in 5 polls"
+    )
 
 
 def test_a_slowdown_while_the_opportunistic_job_is_suspended_does_not_hold_it_down_later() -> None:

@@ -56,23 +56,65 @@ class Jobs:
         self.root, self.tmp, self.ids, self.refs = root, tmp, [], {}
 
     def args(self, name: str, progress: bool = False) -> list[str]:
-        args = ["--width", "128", "--batch", "128", "--sim-gpu-memory-mib", str(GPU_MIB),
-                "--stop", str(self.tmp / f"{name}.stop")]
+        args = [
+            "--width",
+            "128",
+            "--batch",
+            "128",
+            "--sim-gpu-memory-mib",
+            str(GPU_MIB),
+            "--stop",
+            str(self.tmp / f"{name}.stop"),
+        ]
         return args + (["--progress", str(self.progress_file(name))] if progress else ["--every", "5"])
 
-    def submit(self, name: str, priority: str, mib: int, gpu: str | None = None, detach: bool = False,
-               progress: bool = False) -> str:
-        job_id, ref = client.submit(PROGRESS_JOB if progress else JOB, self.args(name, progress),
-                                    gpu_memory=mib * MiB, priority=priority, gpu=gpu, job_id=name, detach=detach)
+    def submit(
+        self,
+        name: str,
+        priority: str,
+        mib: int,
+        gpu: str | None = None,
+        detach: bool = False,
+        progress: bool = False,
+    ) -> str:
+        job_id, ref = client.submit(
+            PROGRESS_JOB if progress else JOB,
+            self.args(name, progress),
+            gpu_memory=mib * MiB,
+            priority=priority,
+            gpu=gpu,
+            job_id=name,
+            detach=detach,
+        )
         self.ids.append(job_id)
         self.refs[job_id] = ref
         return job_id
 
     def submit_detached_cli(self, address: str, name: str, mib: int, gpu: str) -> str:
         """``antcolony submit --detach`` in its own process, which exits at once, as a user runs it."""
-        out = subprocess.run([sys.executable, "-m", "antcolony", "submit", "--address", address, "--detach",
-                              "--gpu-memory", f"{mib}MiB", "--gpu", gpu, "--name", name, JOB, *self.args(name)],
-                             capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "antcolony",
+                "submit",
+                "--address",
+                address,
+                "--detach",
+                "--gpu-memory",
+                f"{mib}MiB",
+                "--gpu",
+                gpu,
+                "--name",
+                name,
+                JOB,
+                *self.args(name),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert out.returncode == 0 and f"job {name} submitted" in out.stderr, out.stderr[-3000:]
         self.ids.append(name)
         self.refs[name] = None
@@ -142,7 +184,9 @@ def cli(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_three_jobs_on_two_simulated_gpus_and_a_killed_jobs_share_reused(cluster: dict[str, Any], jobs: Jobs) -> None:
+def test_three_jobs_on_two_simulated_gpus_and_a_killed_jobs_share_reused(
+    cluster: dict[str, Any], jobs: Jobs
+) -> None:
     g1 = jobs.submit("g1", "guaranteed", 80)
     wait_for("g1 on a GPU", lambda: jobs.config(g1))
     g2 = jobs.submit("g2", "guaranteed", 80)  # does not fit beside g1: Ray places it on the other GPU
@@ -187,10 +231,12 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_guaranteed_arrival_throttles_the_opportunistic_job_on_its_gpu_until_its_step_time_is_on_target(
-        cluster: dict[str, Any], jobs: Jobs) -> None:
+    cluster: dict[str, Any], jobs: Jobs
+) -> None:
     o = jobs.submit("o2", "opportunistic", 100, gpu="sim_gpu_1", progress=True)
-    ends = wait_for("o2 stepping for 1 s", lambda: (e := jobs.step_ends(o)) and e[-1] - e[0] >= 1.0 and e,
-                    timeout=40)
+    ends = wait_for(
+        "o2 stepping for 1 s", lambda: (e := jobs.step_ends(o)) and e[-1] - e[0] >= 1.0 and e, timeout=40
+    )
     assert jobs.config(o) == {"mem": 100 * MiB, "perf": 100}  # alone on its GPU: as asked
     alone = jobs.steps_per_s(o, ends[-1] - 0.5, ends[-1])  # its pace alone, after its first steps
     g = jobs.submit("g4", "guaranteed", 64, gpu="sim_gpu_1")
@@ -198,12 +244,19 @@ def test_a_guaranteed_arrival_throttles_the_opportunistic_job_on_its_gpu_until_i
 
     # The coordinator throttles o2: perfControl below 100 in its config file, memory cut to what g4 leaves,
     # and a decision in its log that says why.
-    cfg = wait_for("o2's perfControl below 100 in its config file",
-                   lambda: (c := jobs.config(o)) and c["perf"] < 100 and c, timeout=40)
+    cfg = wait_for(
+        "o2's perfControl below 100 in its config file",
+        lambda: (c := jobs.config(o)) and c["perf"] < 100 and c,
+        timeout=40,
+    )
     assert cfg["mem"] == (GPU_MIB - 64) * MiB
-    throttle = wait_for("the decision throttling o2 in the coordinator's log",
-                        lambda: next((d for d in _decisions(o) if d["t"] >= t_arrival
-                                      and d["perfControl"] == cfg["perf"]), None), timeout=10)
+    throttle = wait_for(
+        "the decision throttling o2 in the coordinator's log",
+        lambda: next(
+            (d for d in _decisions(o) if d["t"] >= t_arrival and d["perfControl"] == cfg["perf"]), None
+        ),
+        timeout=10,
+    )
     assert "guaranteed job g4" in throttle["reason"], throttle
 
     # o2's step rate, from its own log, drops for as long as the throttle holds (until its next
@@ -215,8 +268,10 @@ def test_a_guaranteed_arrival_throttles_the_opportunistic_job_on_its_gpu_until_i
     start, end = throttle["t"] + 0.5, wait_for("o2's throttled spell over", throttle_over, timeout=40)
     assert end - start >= 0.5, "o2 was throttled too briefly to measure its pace"
     throttled = jobs.steps_per_s(o, start, end)
-    print(f"o2: {alone:.0f} steps/s alone; {throttled:.1f} steps/s at perfControl {cfg['perf']} "
-          f"({start - t_arrival:.1f}..{end - t_arrival:.1f} s after g4 arrived)")
+    print(
+        f"o2: {alone:.0f} steps/s alone; {throttled:.1f} steps/s at perfControl {cfg['perf']} "
+        f"({start - t_arrival:.1f}..{end - t_arrival:.1f} s after g4 arrived)"
+    )
     assert throttled <= (cfg["perf"] / 100 + 0.3) * alone, (alone, throttled, cfg)
 
     # g4's recent step time (its status file's mean over its last steps) comes within the target of
@@ -226,18 +281,24 @@ def test_a_guaranteed_arrival_throttles_the_opportunistic_job_on_its_gpu_until_i
         now = time.time()
         return now if now >= since and step and base and step <= TARGET * base else None
 
-    t_target = wait_for(f"g4's step time within {TARGET} x its baseline", lambda: on_target(t_arrival), timeout=30)
+    t_target = wait_for(
+        f"g4's step time within {TARGET} x its baseline", lambda: on_target(t_arrival), timeout=30
+    )
     baseline = _baseline(g)
     assert baseline is not None
-    print(f"g4: baseline {baseline / 1000:.1f} ms, step time within {TARGET} x of it {t_target - t_arrival:.1f} s "
-          "after its arrival")
+    print(
+        f"g4: baseline {baseline / 1000:.1f} ms, step time within {TARGET} x of it {t_target - t_arrival:.1f} s "
+        "after its arrival"
+    )
 
     # Throttled, not killed: o2 is given GPU time again and the same process steps on, while g4
     # stays on target (a mean over steps taken after the resumption).
     # (the coordinator waits for 3 samples in a row on target: on a busy machine that can take a while)
     resumed = wait_for("o2 resumed", lambda: (c := jobs.config(o)) and c["perf"] > 0 and c, timeout=60)
     t_resumed = time.time()
-    wait_for("o2 stepping after its resumption", lambda: any(t > t_resumed for t in jobs.step_ends(o)), timeout=10)
+    wait_for(
+        "o2 stepping after its resumption", lambda: any(t > t_resumed for t in jobs.step_ends(o)), timeout=10
+    )
     spec = json.loads((jobs.dir(o) / "spec.json").read_text())
     assert _alive(spec["pid"])
     wait_for("g4 on target with o2 running", lambda: on_target(t_resumed + 1.0), timeout=30)
@@ -259,16 +320,24 @@ def test_a_guaranteed_arrival_throttles_the_opportunistic_job_on_its_gpu_until_i
             seen.add(c["perf"])
         return _adopted(node_id)
 
-    back = wait_for("the restarted coordinator adopting o2 and g4", lambda: len(adopted()) == 2 and adopted(),
-                    timeout=30)
+    back = wait_for(
+        "the restarted coordinator adopting o2 and g4", lambda: len(adopted()) == 2 and adopted(), timeout=30
+    )
     assert set(back) == {"o2", "g4"}
     assert (back["g4"]["maxDeviceMem"], back["g4"]["perfControl"]) == (64 * MiB, 100)
     assert back["o2"]["maxDeviceMem"] == (GPU_MIB - 64) * MiB  # from its config file (asked: 100 MiB)
     assert back["o2"]["perfControl"] in written | seen, (back["o2"], written, seen)
     node = next(n for n in client.cluster_status() if n["node_id"] == node_id)
     listed = {j["job_id"]: (j["gpu"], j["priority"], j["gpu_memory"]) for j in node["jobs"]}
-    assert listed == {"o2": ("sim_gpu_1", "opportunistic", 100 * MiB), "g4": ("sim_gpu_1", "guaranteed", 64 * MiB)}
-    wait_for("o2 governed again (suspended for g4's new baseline)", lambda: jobs.config(o).get("perf") == 0, timeout=10)
+    assert listed == {
+        "o2": ("sim_gpu_1", "opportunistic", 100 * MiB),
+        "g4": ("sim_gpu_1", "guaranteed", 64 * MiB),
+    }
+    wait_for(
+        "o2 governed again (suspended for g4's new baseline)",
+        lambda: jobs.config(o).get("perf") == 0,
+        timeout=10,
+    )
 
 
 def _decisions(job_id: str) -> list[dict[str, Any]]:
@@ -291,20 +360,28 @@ def _baseline(job_id: str) -> float | None:
     return None
 
 
-def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluster: dict[str, Any], jobs: Jobs) -> None:
+def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(
+    cluster: dict[str, Any], jobs: Jobs
+) -> None:
     # a third node, with no CPU (the cluster keeps 2), holding one more simulated GPU
-    node = cluster["cluster"].add_node(num_cpus=0, node_ip_address="127.0.0.1",
-                                       resources={"sim_gpu_2": 1, "sim_gpu_mib": GPU_MIB})
+    node = cluster["cluster"].add_node(
+        num_cpus=0, node_ip_address="127.0.0.1", resources={"sim_gpu_2": 1, "sim_gpu_mib": GPU_MIB}
+    )
     # A detached job runs though its submitter exits at once, and its actor ends with its script,
     # giving its share back (3/4 of the GPU; an opportunistic job's token share beside it).
     d = jobs.submit_detached_cli(cluster["address"], "d1", GPU_MIB * 3 // 4, gpu="sim_gpu_2")
     o = jobs.submit("o3", "opportunistic", 32, gpu="sim_gpu_2")
     wait_for("d1 stepping", lambda: jobs.stepping(d), timeout=40)
     wait_for("o3 placed", lambda: jobs.config(o), timeout=40)
-    assert ray.available_resources().get("sim_gpu_2", 0.0) == pytest.approx(1 - 0.75 - client.OPPORTUNISTIC_SHARE)
+    assert ray.available_resources().get("sim_gpu_2", 0.0) == pytest.approx(
+        1 - 0.75 - client.OPPORTUNISTIC_SHARE
+    )
     (jobs.tmp / "d1.stop").touch()
-    wait_for("d1's share back", lambda: ray.available_resources().get("sim_gpu_2") == pytest.approx(
-        1 - client.OPPORTUNISTIC_SHARE), timeout=20)
+    wait_for(
+        "d1's share back",
+        lambda: ray.available_resources().get("sim_gpu_2") == pytest.approx(1 - client.OPPORTUNISTIC_SHARE),
+        timeout=20,
+    )
     wait_for("o3 stepping", lambda: jobs.stepping(o), timeout=40)
     pid = json.loads((jobs.dir(o) / "spec.json").read_text())["pid"]
     cluster["cluster"].remove_node(node)
@@ -319,7 +396,13 @@ def test_a_detached_job_frees_its_share_and_a_node_leaving_takes_its_jobs(cluste
     lines = wait_for("the node shown gone", gone, timeout=40)
     # the job it took is listed under it as lost, until the user acknowledges the loss
     assert lines[1].split()[:4] == ["o3", "sim_gpu_2", "opportunistic", "LOST"], lines
-    assert sum(ln.lstrip().startswith("o3 ") for ln in cli("cluster", "status", "--address", cluster["address"])[1].splitlines()) == 1
+    assert (
+        sum(
+            ln.lstrip().startswith("o3 ")
+            for ln in cli("cluster", "status", "--address", cluster["address"])[1].splitlines()
+        )
+        == 1
+    )
     assert cli("cluster", "stop", "o3", "--address", cluster["address"]) == (0, "job o3 stopped\n")
     code, text = cli("cluster", "status", "--address", cluster["address"])
     assert code == 0 and "o3 " not in text and f"node {node.node_id[:12]}" in text, text

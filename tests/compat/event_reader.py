@@ -46,12 +46,12 @@ def read_events(path: str) -> list:
         data = f.read()
     pos = 0
     while pos < len(data):
-        header = data[pos:pos + 8]
+        header = data[pos : pos + 8]
         (length,) = struct.unpack("<Q", header)
-        (header_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
+        (header_crc,) = struct.unpack("<I", data[pos + 8 : pos + 12])
         assert header_crc == masked_crc32c(header)
-        body = data[pos + 12:pos + 12 + length]
-        (body_crc,) = struct.unpack("<I", data[pos + 12 + length:pos + 16 + length])
+        body = data[pos + 12 : pos + 12 + length]
+        (body_crc,) = struct.unpack("<I", data[pos + 12 + length : pos + 16 + length])
         assert body_crc == masked_crc32c(body)
         events.append(event_pb2.Event.FromString(body))
         pos += 16 + length

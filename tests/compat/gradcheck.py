@@ -12,7 +12,11 @@ import antcolony.compat.v1 as tf
 
 
 def check_gradients(
-    fn: Callable[..., Any], inputs: Sequence[np.ndarray], eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-7,
+    fn: Callable[..., Any],
+    inputs: Sequence[np.ndarray],
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
     seed: int = 0,
 ) -> None:
     rng = np.random.default_rng(seed)
@@ -41,4 +45,6 @@ def check_gradients(
                     moved[i][idx] += sign * eps
                     probes.append(float(run_objective(*moved, weights)))
                 numeric[idx] = (probes[0] - probes[1]) / (2 * eps)
-            np.testing.assert_allclose(analytic[i], numeric, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+            np.testing.assert_allclose(
+                analytic[i], numeric, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}"
+            )

@@ -78,7 +78,9 @@ def test_range_linspace_eye_and_sequence_mask():
     assert _run(lambda: tf.range(0.0, 1.0, 0.25)).dtype == np.float32
     np.testing.assert_allclose(_run(lambda: tf.linspace(0.0, 1.0, 5)), np.linspace(0, 1, 5))
     np.testing.assert_array_equal(_run(lambda: tf.eye(2, 3)), np.eye(2, 3))
-    np.testing.assert_array_equal(_run(lambda: tf.eye(2, batch_shape=[3])), np.broadcast_to(np.eye(2), (3, 2, 2)))
+    np.testing.assert_array_equal(
+        _run(lambda: tf.eye(2, batch_shape=[3])), np.broadcast_to(np.eye(2), (3, 2, 2))
+    )
     mask = _run(lambda: tf.sequence_mask([1, 3, 0], 4))
     np.testing.assert_array_equal(mask, [[1, 0, 0, 0], [1, 1, 1, 0], [0, 0, 0, 0]])
     assert mask.dtype == np.bool_
@@ -113,9 +115,14 @@ def test_bool_reductions_logical_ops_and_operators():
 
 def test_legacy_keywords_of_reductions_argmax_and_softmax():
     x = _rng.standard_normal((3, 4))
-    np.testing.assert_allclose(_run(lambda a: tf.reduce_sum(a, reduction_indices=[1], keep_dims=True), x),
-                               x.sum(axis=1, keepdims=True), rtol=1e-12)
-    np.testing.assert_allclose(_run(lambda a: tf.reduce_mean(a, reduction_indices=0), x), x.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(
+        _run(lambda a: tf.reduce_sum(a, reduction_indices=[1], keep_dims=True), x),
+        x.sum(axis=1, keepdims=True),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        _run(lambda a: tf.reduce_mean(a, reduction_indices=0), x), x.mean(axis=0), rtol=1e-12
+    )
     np.testing.assert_allclose(_run(lambda a: tf.reduce_prod(a, 1), x), x.prod(axis=1), rtol=1e-12)
     assert _run(lambda a: tf.argmax(a, dimension=1), x).tolist() == x.argmax(axis=1).tolist()
     assert _run(lambda a: tf.argmin(a, dimension=0), x).tolist() == x.argmin(axis=0).tolist()
@@ -155,10 +162,15 @@ def test_truediv_casts_integers_and_to_casts():
 
 def test_tensordot_matches_numpy_and_its_gradients():
     a, b = _rng.standard_normal((2, 3, 4)), _rng.standard_normal((4, 3, 5))
-    np.testing.assert_allclose(_run(lambda x, y: tf.tensordot(x, y, [[1, 2], [1, 0]]), a, b),
-                               np.tensordot(a, b, [[1, 2], [1, 0]]), rtol=1e-12)
+    np.testing.assert_allclose(
+        _run(lambda x, y: tf.tensordot(x, y, [[1, 2], [1, 0]]), a, b),
+        np.tensordot(a, b, [[1, 2], [1, 0]]),
+        rtol=1e-12,
+    )
     c = _rng.standard_normal((4, 2))
-    np.testing.assert_allclose(_run(lambda x, y: tf.tensordot(x, y, 1), a, c), np.tensordot(a, c, 1), rtol=1e-12)
+    np.testing.assert_allclose(
+        _run(lambda x, y: tf.tensordot(x, y, 1), a, c), np.tensordot(a, c, 1), rtol=1e-12
+    )
     check_gradients(lambda x, y: tf.tensordot(x, y, [[1, 2], [1, 0]]), [a, b])
 
 

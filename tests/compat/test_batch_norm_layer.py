@@ -28,10 +28,15 @@ def test_variables_collections_and_update_ops():
     x = tf.placeholder(tf.float32, [None, 3])
     tf.layers.batch_normalization(x, training=True)
     assert [v.op.name for v in tf.global_variables()] == [
-        "batch_normalization/gamma", "batch_normalization/beta",
-        "batch_normalization/moving_mean", "batch_normalization/moving_variance",
+        "batch_normalization/gamma",
+        "batch_normalization/beta",
+        "batch_normalization/moving_mean",
+        "batch_normalization/moving_variance",
     ]
-    assert [v.op.name for v in tf.trainable_variables()] == ["batch_normalization/gamma", "batch_normalization/beta"]
+    assert [v.op.name for v in tf.trainable_variables()] == [
+        "batch_normalization/gamma",
+        "batch_normalization/beta",
+    ]
     assert len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)) == 2
     tf.layers.batch_normalization(x, training=False)
     assert len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)) == 2
@@ -40,8 +45,13 @@ def test_variables_collections_and_update_ops():
 
 def test_training_mode_normalises_with_batch_statistics_and_updates_the_moving_averages():
     x = tf.placeholder(tf.float32, [None, 4])
-    y = tf.layers.batch_normalization(x, momentum=0.9, training=True, gamma_initializer=tf.constant_initializer(2.0),
-                                      beta_initializer=tf.constant_initializer(0.5))
+    y = tf.layers.batch_normalization(
+        x,
+        momentum=0.9,
+        training=True,
+        gamma_initializer=tf.constant_initializer(2.0),
+        beta_initializer=tf.constant_initializer(0.5),
+    )
     updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
     moving_mean, moving_var = tf.global_variables()[2:]
     batches = [(_rng.standard_normal((16, 4)) * 3 + 1).astype(np.float32) for _ in range(3)]
@@ -60,12 +70,18 @@ def test_training_mode_normalises_with_batch_statistics_and_updates_the_moving_a
 
 def test_inference_mode_uses_the_moving_averages():
     x = tf.placeholder(tf.float32, [None, 2])
-    y = tf.layers.batch_normalization(x, training=False, moving_mean_initializer=tf.constant_initializer([1.0, -1.0]),
-                                      moving_variance_initializer=tf.constant_initializer([4.0, 0.25]))
+    y = tf.layers.batch_normalization(
+        x,
+        training=False,
+        moving_mean_initializer=tf.constant_initializer([1.0, -1.0]),
+        moving_variance_initializer=tf.constant_initializer([4.0, 0.25]),
+    )
     xv = _rng.standard_normal((5, 2)).astype(np.float32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        np.testing.assert_allclose(sess.run(y, {x: xv}), _normalize(xv, np.array([1.0, -1.0]), np.array([4.0, 0.25])), rtol=1e-5)
+        np.testing.assert_allclose(
+            sess.run(y, {x: xv}), _normalize(xv, np.array([1.0, -1.0]), np.array([4.0, 0.25])), rtol=1e-5
+        )
 
 
 def test_a_training_tensor_switches_modes_and_updates_only_when_true():
@@ -114,9 +130,13 @@ def test_channels_first_axis_one():
 def test_training_gradients_match_finite_differences():
     check_gradients(
         lambda x: tf.layers.batch_normalization(
-            x, training=True, gamma_initializer=tf.constant_initializer([1.5, 0.5, 2.0]),
+            x,
+            training=True,
+            gamma_initializer=tf.constant_initializer([1.5, 0.5, 2.0]),
         ),
-        [_rng.standard_normal((5, 3))], rtol=1e-4, atol=1e-6,
+        [_rng.standard_normal((5, 3))],
+        rtol=1e-4,
+        atol=1e-6,
     )
 
 

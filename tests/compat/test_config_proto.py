@@ -11,8 +11,11 @@ import antcolony.compat.v1 as tf
 
 def test_fields_map_onto_session_config():
     proto = tf.ConfigProto(
-        allow_soft_placement=True, log_device_placement=True, inter_op_parallelism_threads=3,
-        intra_op_parallelism_threads=2, gpu_options=tf.GPUOptions(allow_growth=True),
+        allow_soft_placement=True,
+        log_device_placement=True,
+        inter_op_parallelism_threads=3,
+        intra_op_parallelism_threads=2,
+        gpu_options=tf.GPUOptions(allow_growth=True),
     )
     cfg = proto.to_session_config(tf.SessionConfig(gpu_backend="sim"))
     assert (cfg.allow_soft_placement, cfg.log_device_placement, cfg.allow_growth) == (True, True, True)
@@ -28,7 +31,9 @@ def test_memory_fraction_on_a_simulated_gpu_becomes_a_byte_limit():
 
 
 def test_options_that_cannot_apply_are_logged_not_dropped_silently(caplog):
-    proto = tf.ConfigProto(gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=0.5, visible_device_list="1"))
+    proto = tf.ConfigProto(
+        gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=0.5, visible_device_list="1")
+    )
     with caplog.at_level(logging.WARNING):
         proto.to_session_config(tf.SessionConfig(gpu_backend="auto"))
     text = caplog.text

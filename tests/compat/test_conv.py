@@ -31,7 +31,7 @@ def ref_windows(x, kh, kw, s, padding, fill, dilation=1):
     out = np.empty((ho, wo, n, kh, kw, c))
     for i in range(ho):
         for j in range(wo):
-            out[i, j] = xp[:, i * s:i * s + eh:dilation, j * s:j * s + ew:dilation, :]
+            out[i, j] = xp[:, i * s : i * s + eh : dilation, j * s : j * s + ew : dilation, :]
     return out
 
 
@@ -60,7 +60,9 @@ def test_conv2d_dilation_and_nchw():
     x, k = _rng.standard_normal((1, 7, 7, 2)), _rng.standard_normal((3, 3, 2, 2))
     got = _run(lambda a, b: tf.nn.conv2d(a, b, 1, "SAME", dilations=[1, 2, 2, 1]), x, k)
     np.testing.assert_allclose(got, ref_conv(x, k, 1, "SAME", dilation=2), rtol=1e-12, atol=1e-12)
-    nchw = _run(lambda a, b: tf.nn.conv2d(tf.transpose(a, [0, 3, 1, 2]), b, 1, "VALID", data_format="NCHW"), x, k)
+    nchw = _run(
+        lambda a, b: tf.nn.conv2d(tf.transpose(a, [0, 3, 1, 2]), b, 1, "VALID", data_format="NCHW"), x, k
+    )
     np.testing.assert_allclose(nchw, ref_conv(x, k, 1, "VALID").transpose(0, 3, 1, 2), rtol=1e-12, atol=1e-12)
 
 
@@ -102,7 +104,11 @@ def test_conv_and_pooling_layers():
         p = tf.layers.max_pooling2d(c, 2, 2)
         a = tf.layers.average_pooling2d(c, [3, 3], 3, padding="valid")
         c2 = tf.layers.conv2d(p, 5, (2, 2), strides=(1, 1), use_bias=False)
-        assert [v.op.name for v in tf.global_variables()] == ["conv2d/kernel", "conv2d/bias", "conv2d_1/kernel"]
+        assert [v.op.name for v in tf.global_variables()] == [
+            "conv2d/kernel",
+            "conv2d/bias",
+            "conv2d_1/kernel",
+        ]
         assert c.shape.as_list() == [None, 6, 6, 4] and p.shape.as_list() == [None, 3, 3, 4]
         assert a.shape.as_list() == [None, 2, 2, 4] and c2.shape.as_list() == [None, 2, 2, 5]
         xv = _rng.standard_normal((3, 6, 6, 2)).astype(np.float32)

@@ -25,11 +25,16 @@ def test_zeros_ones_and_constant_fill_exactly_with_the_asked_dtype():
     ones = _values(tf.ones_initializer(), [4], dtype=tf.int32)
     assert ones.dtype == np.int32
     np.testing.assert_array_equal(ones, [1, 1, 1, 1])
-    np.testing.assert_array_equal(_values(tf.constant_initializer(2.5), [2, 2]), np.full((2, 2), 2.5, np.float32))
     np.testing.assert_array_equal(
-        _values(tf.constant_initializer([1, 2, 3, 4, 5, 6]), [2, 3]), np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+        _values(tf.constant_initializer(2.5), [2, 2]), np.full((2, 2), 2.5, np.float32)
     )
-    np.testing.assert_array_equal(_values(tf.constant_initializer([1, 2]), [3, 2]), np.tile([1.0, 2.0], (3, 1)))
+    np.testing.assert_array_equal(
+        _values(tf.constant_initializer([1, 2, 3, 4, 5, 6]), [2, 3]),
+        np.arange(1, 7, dtype=np.float32).reshape(2, 3),
+    )
+    np.testing.assert_array_equal(
+        _values(tf.constant_initializer([1, 2]), [3, 2]), np.tile([1.0, 2.0], (3, 1))
+    )
 
 
 def test_constant_initializer_rejects_a_value_that_cannot_fill_the_shape():
@@ -69,7 +74,10 @@ def test_variance_scaling_gives_variance_scale_over_fan(distribution, mode, fan)
 
 def test_variance_scaling_counts_a_conv_kernels_receptive_field_in_its_fans():
     # kernel 3x3, 16 in, 32 out: fan_in = 9 * 16 = 144
-    v = _values(tf.variance_scaling_initializer(scale=1.0, mode="fan_in", distribution="uniform", seed=1), [3, 3, 16, 32])
+    v = _values(
+        tf.variance_scaling_initializer(scale=1.0, mode="fan_in", distribution="uniform", seed=1),
+        [3, 3, 16, 32],
+    )
     assert v.var() == pytest.approx(1.0 / 144, rel=0.05)
 
 

@@ -40,7 +40,12 @@ def test_dense_default_names_are_unique_and_reuse_shares_the_variables():
     x = tf.placeholder(tf.float32, [None, 2])
     tf.layers.dense(x, 3)
     tf.layers.dense(x, 3)
-    assert [v.op.name for v in tf.global_variables()] == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"]
+    assert [v.op.name for v in tf.global_variables()] == [
+        "dense/kernel",
+        "dense/bias",
+        "dense_1/kernel",
+        "dense_1/bias",
+    ]
     a = tf.layers.dense(x, 3, name="shared")
     b = tf.layers.dense(x, 3, name="shared", reuse=True)
     assert len(tf.global_variables()) == 6
@@ -54,7 +59,9 @@ def test_dense_default_names_are_unique_and_reuse_shares_the_variables():
 
 def test_dense_on_a_rank_3_input_applies_to_the_last_axis():
     x = tf.placeholder(tf.float32, [None, 4, 3])
-    y = tf.layers.dense(x, 2, kernel_initializer=tf.ones_initializer(), bias_initializer=tf.constant_initializer(0.5))
+    y = tf.layers.dense(
+        x, 2, kernel_initializer=tf.ones_initializer(), bias_initializer=tf.constant_initializer(0.5)
+    )
     assert y.shape.as_list() == [None, 4, 2]
     xv = _rng.standard_normal((2, 4, 3)).astype(np.float32)
     with tf.Session() as sess:
@@ -65,8 +72,13 @@ def test_dense_on_a_rank_3_input_applies_to_the_last_axis():
 def test_dense_initializers_by_name_regularizers_and_trainable():
     x = tf.placeholder(tf.float32, [None, 8])
     tf.layers.dense(
-        x, 4, kernel_initializer="zeros", kernel_regularizer=lambda k: tf.reduce_sum(k) + 1.0,
-        activity_regularizer=lambda a: tf.reduce_mean(a), trainable=False, name="frozen",
+        x,
+        4,
+        kernel_initializer="zeros",
+        kernel_regularizer=lambda k: tf.reduce_sum(k) + 1.0,
+        activity_regularizer=lambda a: tf.reduce_mean(a),
+        trainable=False,
+        name="frozen",
     )
     assert tf.trainable_variables() == []
     assert [v.op.name for v in tf.global_variables()] == ["frozen/kernel", "frozen/bias"]
@@ -87,7 +99,9 @@ def test_dense_needs_a_known_last_dimension_and_float_inputs():
 
 def test_dense_gradients_match_finite_differences():
     def net(x):
-        h = tf.layers.dense(x, 4, activation=tf.nn.tanh, kernel_initializer=tf.random_normal_initializer(seed=1))
+        h = tf.layers.dense(
+            x, 4, activation=tf.nn.tanh, kernel_initializer=tf.random_normal_initializer(seed=1)
+        )
         return tf.layers.dense(h, 2, bias_initializer=tf.constant_initializer(0.3))
 
     check_gradients(net, [_rng.standard_normal((3, 5))])
@@ -170,7 +184,10 @@ def test_a_tf1_classifier_trains_with_layers_losses_and_adam_then_saves_and_rest
         path = saver.save(sess, str(tmp_path / "mlp"), global_step=150)
     assert trained >= 0.95
     assert [v.op.name for v in tf.trainable_variables()] == [
-        "mlp/dense/kernel", "mlp/dense/bias", "mlp/dense_1/kernel", "mlp/dense_1/bias",
+        "mlp/dense/kernel",
+        "mlp/dense/bias",
+        "mlp/dense_1/kernel",
+        "mlp/dense_1/bias",
     ]
     with tf.Session() as sess:
         saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))

@@ -9,7 +9,11 @@ import antcolony.compat.v1 as tf
 
 def test_verbosity_names_are_pythons_levels():
     assert (tf.logging.DEBUG, tf.logging.INFO, tf.logging.WARN, tf.logging.ERROR, tf.logging.FATAL) == (
-        logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL,
+        logging.DEBUG,
+        logging.INFO,
+        logging.WARNING,
+        logging.ERROR,
+        logging.CRITICAL,
     )
 
 

@@ -45,7 +45,9 @@ def test_mean_squared_error_with_weights_and_each_reduction(reduction):
     w = np.array([[1.0], [0.0], [2.0], [0.5]])
     got = _run(lambda a, b, c: tf.losses.mean_squared_error(a, b, weights=c, reduction=reduction), y, p, w)
     np.testing.assert_allclose(got, _reduce((p - y) ** 2, w, reduction), rtol=1e-12)
-    check_gradients(lambda a, b: tf.losses.mean_squared_error(a, b, weights=tf.constant(w), reduction=reduction), [y, p])
+    check_gradients(
+        lambda a, b: tf.losses.mean_squared_error(a, b, weights=tf.constant(w), reduction=reduction), [y, p]
+    )
 
 
 def test_absolute_difference_default_reduction():
@@ -81,10 +83,15 @@ def test_softmax_cross_entropy_with_per_example_weights_and_smoothing():
     smooth = labels * 0.9 + 0.1 / 5
     logp = x - np.log(np.exp(x).sum(axis=1, keepdims=True))
     per = -(smooth * logp).sum(axis=1)
-    got = _run(lambda a, b, c: tf.losses.softmax_cross_entropy(b, a, weights=c, label_smoothing=0.1), x, labels, w)
+    got = _run(
+        lambda a, b, c: tf.losses.softmax_cross_entropy(b, a, weights=c, label_smoothing=0.1), x, labels, w
+    )
     np.testing.assert_allclose(got, (per * w).sum() / 3, rtol=1e-12)
     check_gradients(
-        lambda a: tf.losses.softmax_cross_entropy(tf.constant(labels), a, weights=tf.constant(w), label_smoothing=0.1), [x]
+        lambda a: tf.losses.softmax_cross_entropy(
+            tf.constant(labels), a, weights=tf.constant(w), label_smoothing=0.1
+        ),
+        [x],
     )
 
 
@@ -100,7 +107,9 @@ def test_sparse_softmax_cross_entropy():
 def test_losses_collect_and_the_total_loss_adds_regularization():
     g = tf.Graph()
     with g.as_default():
-        w = tf.get_variable("w", initializer=np.array([3.0, 4.0]), regularizer=lambda v: 0.5 * tf.reduce_sum(v * v))
+        w = tf.get_variable(
+            "w", initializer=np.array([3.0, 4.0]), regularizer=lambda v: 0.5 * tf.reduce_sum(v * v)
+        )
         a = tf.losses.mean_squared_error([0.0, 0.0], w)
         b = tf.losses.absolute_difference([1.0, 1.0], w, loss_collection=None)
         extra = tf.constant(10.0, tf.float64)

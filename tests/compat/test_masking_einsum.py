@@ -73,22 +73,25 @@ def test_boolean_mask_refuses_a_mismatched_or_non_bool_mask():
             tf.boolean_mask(x, tf.constant([1, 0, 1, 1]))
 
 
-@pytest.mark.parametrize("equation, shapes", [
-    ("ij,jk->ik", [(3, 4), (4, 2)]),
-    ("ij,jk", [(3, 4), (4, 2)]),  # implicit output, as numpy
-    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
-    ("ij->", [(3, 4)]),
-    ("ij->ji", [(3, 4)]),
-    ("ij->i", [(3, 4)]),
-    ("i,j->ij", [(3,), (4,)]),
-    ("bi,bi->b", [(5, 3), (5, 3)]),
-    ("...ij,jk->...ik", [(2, 3, 4), (4, 2)]),
-    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]),
-    ("ii->", [(3, 3)]),  # diagonals: the gradient lies on the diagonal only, as TF's
-    ("ii->i", [(3, 3)]),
-    ("iji->j", [(3, 2, 3)]),
-    ("iii,ij->j", [(2, 2, 2), (2, 3)]),
-])
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 2)]),
+        ("ij,jk", [(3, 4), (4, 2)]),  # implicit output, as numpy
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("ij->", [(3, 4)]),
+        ("ij->ji", [(3, 4)]),
+        ("ij->i", [(3, 4)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("bi,bi->b", [(5, 3), (5, 3)]),
+        ("...ij,jk->...ik", [(2, 3, 4), (4, 2)]),
+        ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]),
+        ("ii->", [(3, 3)]),  # diagonals: the gradient lies on the diagonal only, as TF's
+        ("ii->i", [(3, 3)]),
+        ("iji->j", [(3, 2, 3)]),
+        ("iii,ij->j", [(2, 2, 2), (2, 3)]),
+    ],
+)
 def test_einsum_matches_numpy_with_gradients(equation, shapes):
     xs = [_rng.standard_normal(s) for s in shapes]
     g = tf.Graph()

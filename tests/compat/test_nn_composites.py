@@ -100,7 +100,9 @@ def test_l2_normalize_matches_numpy_and_its_gradients():
     x = _rng.standard_normal((3, 4))
     got = _run(lambda a: tf.nn.l2_normalize(a, axis=1), x)
     np.testing.assert_allclose(got, x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-12)
-    np.testing.assert_allclose(_run(lambda a: tf.nn.l2_normalize(a, dim=0), x), x / np.linalg.norm(x, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(
+        _run(lambda a: tf.nn.l2_normalize(a, dim=0), x), x / np.linalg.norm(x, axis=0), rtol=1e-12
+    )
     np.testing.assert_array_equal(_run(lambda a: tf.nn.l2_normalize(a), np.zeros(3)), np.zeros(3))
     check_gradients(lambda a: tf.nn.l2_normalize(a, axis=1), [x])
 
@@ -156,7 +158,9 @@ def test_dropout_argument_errors():
 
 
 def test_in_top_k_counts_ties_in_and_non_finite_targets_out():
-    preds = np.array([[0.1, 0.5, 0.5, 0.2], [0.9, 0.1, 0.3, 0.2], [np.inf, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]])
+    preds = np.array(
+        [[0.1, 0.5, 0.5, 0.2], [0.9, 0.1, 0.3, 0.2], [np.inf, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]]
+    )
     targets = np.array([2, 2, 0, 0])
     got = _run(lambda p, t: tf.nn.in_top_k(p, t, 1), preds, targets)
     assert got.tolist() == [True, False, False, False]

@@ -50,7 +50,9 @@ def test_adagrad_matches_tf1s_update_rule():
 @pytest.mark.parametrize("centered", [False, True])
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
 def test_rmsprop_matches_tf1s_update_rule(centered, momentum):
-    got, _opt = _trajectory(tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered))
+    got, _opt = _trajectory(
+        tf.train.RMSPropOptimizer(0.05, decay=0.8, momentum=momentum, epsilon=1e-6, centered=centered)
+    )
     w, ms, mg, mom, want = W0.copy(), np.ones(3), np.zeros(3), np.zeros(3), []
     for _ in range(6):
         gr = _grad(w)
@@ -87,7 +89,15 @@ def test_new_optimizers_create_tf_named_slots():
         tf.train.AdadeltaOptimizer().minimize(loss)
         tf.train.AdagradOptimizer(0.1).minimize(loss)
         names = [v.op.name for v in tf.global_variables()]
-    assert names == ["w", "w/RMSProp", "w/RMSProp_1", "w/RMSProp_2", "w/Adadelta", "w/Adadelta_1", "w/Adagrad"]
+    assert names == [
+        "w",
+        "w/RMSProp",
+        "w/RMSProp_1",
+        "w/RMSProp_2",
+        "w/Adadelta",
+        "w/Adadelta_1",
+        "w/Adagrad",
+    ]
 
 
 def test_exponential_moving_average_tracks_a_variable_with_num_updates_cap():
@@ -101,7 +111,9 @@ def test_exponential_moving_average_tracks_a_variable_with_num_updates_cap():
             train = ema.apply([v])
         shadow = ema.average(v)
         assert shadow.op.name == "v/ExponentialMovingAverage" and ema.average_name(v) == shadow.op.name
-        assert shadow not in tf.trainable_variables() and v in tf.get_collection(tf.GraphKeys.MOVING_AVERAGE_VARIABLES)
+        assert shadow not in tf.trainable_variables() and v in tf.get_collection(
+            tf.GraphKeys.MOVING_AVERAGE_VARIABLES
+        )
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(shadow) == pytest.approx(10.0)

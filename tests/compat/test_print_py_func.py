@@ -139,7 +139,9 @@ def test_py_func_errors_are_invalid_argument_naming_the_node_and_the_session_sur
         bad = tf.py_func(lambda: "text", [], tf.float32, name="wrongtype")
         many = tf.py_func(lambda: (1.0, 2.0), [], [tf.float32, tf.float32, tf.float32], name="short")
         with tf.Session() as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match=r"checker.*RuntimeError: negative input") as info:
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match=r"checker.*RuntimeError: negative input"
+            ) as info:
                 sess.run(y, {x: [-1.0, -2.0]})
             assert info.value.node_name == "checker"
             with pytest.raises(tf.errors.InvalidArgumentError, match=r"wrongtype.*cannot convert"):

@@ -83,7 +83,8 @@ def test_values_computed_as_strided_views_are_saved_in_logical_order(tmp_path):
         sess.run(fill)
         path = saver.save(sess, str(tmp_path / "t"))
     np.testing.assert_array_equal(
-        safetensors.numpy.load_file(path + ".safetensors")["v"], np.arange(6, dtype=np.float32).reshape(2, 3).T
+        safetensors.numpy.load_file(path + ".safetensors")["v"],
+        np.arange(6, dtype=np.float32).reshape(2, 3).T,
     )
 
 
@@ -181,7 +182,9 @@ def test_restoring_a_variable_missing_from_the_checkpoint_names_it(tmp_path):
         tf.Variable(2.0, name="extra/b")
         saver2 = tf.train.Saver()
     with tf.Session(graph=g2) as sess:
-        with pytest.raises(tf.errors.NotFoundError, match=r"Key extra/b not found in checkpoint.*holds a") as info:
+        with pytest.raises(
+            tf.errors.NotFoundError, match=r"Key extra/b not found in checkpoint.*holds a"
+        ) as info:
             saver2.restore(sess, path)
         assert info.value.node_name == "extra/b"
 
@@ -202,7 +205,9 @@ def test_restoring_a_mismatched_shape_or_dtype_names_the_variable_and_both(tmp_p
         saver_w = tf.train.Saver()
     with (
         tf.Session(graph=g2) as sess,
-        pytest.raises(tf.errors.InvalidArgumentError, match=r"w with shape \(3,\).*variable w has shape \(2,\)"),
+        pytest.raises(
+            tf.errors.InvalidArgumentError, match=r"w with shape \(3,\).*variable w has shape \(2,\)"
+        ),
     ):
         saver_w.restore(sess, path)
     g3 = tf.Graph()
@@ -317,5 +322,7 @@ def test_keep_checkpoint_every_n_hours_keeps_files_out_of_the_rotation(tmp_path)
             saver.save(sess, str(tmp_path / "m"), global_step=i)
     assert saver.last_checkpoints == [str(tmp_path / "m-2")]
     assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".safetensors")) == [
-        "m-0.safetensors", "m-1.safetensors", "m-2.safetensors",
+        "m-0.safetensors",
+        "m-1.safetensors",
+        "m-2.safetensors",
     ]

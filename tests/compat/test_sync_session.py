@@ -211,7 +211,9 @@ async def test_eval_with_an_async_session_says_to_await_its_run():
 def test_the_tf1_face_re_exports_the_whole_graph_api():
     skip = {"annotations", "logging", "run", "runner", "actors", "graph", "devices", "config", "compat"}
     # dir(ac), not vars(ac): ac loads its names on first use. Submodules are not API names.
-    public = {k for k in dir(ac) if not k.startswith("_") and not isinstance(getattr(ac, k), types.ModuleType)} - skip
+    public = {
+        k for k in dir(ac) if not k.startswith("_") and not isinstance(getattr(ac, k), types.ModuleType)
+    } - skip
     missing = sorted(k for k in public if not hasattr(tf, k))
     assert not missing
     same = [k for k in public - {"Session", "train"} if getattr(tf, k) is not getattr(ac, k)]
@@ -233,7 +235,9 @@ def test_a_script_that_never_closes_its_session_exits_cleanly(tmp_path):
         "tf.global_variables_initializer().run()\n"
         "print((v * 3.0).eval())\n"
     )
-    done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "6.0"
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr

@@ -48,6 +48,7 @@ def park_tf_objects() -> Any:
     gc.collect()
     gc.freeze()
 
+
 FRAMEWORKS = {"antcolony": acv1, "tensorflow": tf1}
 TF_VERSION = tensorflow.__version__
 _KERAS_3 = tuple(int(p) for p in TF_VERSION.split(".")[:2]) >= (2, 16)

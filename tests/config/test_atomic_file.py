@@ -108,7 +108,9 @@ async def test_the_status_writer_never_writes_through_a_planted_temporary(
     assert json.loads((tmp_path / "status.json").read_text()) == {"a": 1}
 
 
-async def test_the_step_trace_never_writes_through_a_link_planted_at_its_old_temporary_name(tmp_path: Path) -> None:
+async def test_the_step_trace_never_writes_through_a_link_planted_at_its_old_temporary_name(
+    tmp_path: Path,
+) -> None:
     victim = tmp_path / "victim"
     victim.write_text("precious")
     trace = tmp_path / "trace.json"

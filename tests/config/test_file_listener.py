@@ -109,7 +109,9 @@ def listen(path: Path, collector: Collector | None = None, **options: Any) -> Ac
 # -- publishing -----------------------------------------------------------------------------------
 
 
-async def test_a_config_present_at_start_is_published_once_with_version_and_hash(runtime: Runtime, cfg: Path) -> None:
+async def test_a_config_present_at_start_is_published_once_with_version_and_hash(
+    runtime: Runtime, cfg: Path
+) -> None:
     write_atomic(cfg, config_text(perf=60, mem=1 << 30))
     got = Collector()
     ref = listen(cfg, got)
@@ -166,7 +168,9 @@ async def test_an_unchanged_file_is_only_stat_ed_not_read(runtime: Runtime, cfg:
     await ref.stop()
 
 
-async def test_a_periodic_content_check_catches_a_change_that_stat_cannot_see(runtime: Runtime, cfg: Path) -> None:
+async def test_a_periodic_content_check_catches_a_change_that_stat_cannot_see(
+    runtime: Runtime, cfg: Path
+) -> None:
     cfg.write_text(config_text(perf=10))
     got = Collector()
     ref = listen(cfg, got, content_check_interval=0.1)
@@ -195,7 +199,9 @@ async def test_perf_control_out_of_range_is_rejected_and_the_last_good_config_ke
     await wait_until(lambda: any(r.levelno == logging.ERROR for r in caplog.records), what="the error log")
     await wait_polls(ref, 5)
     snap = await ref.ask(GetSnapshot())
-    assert snap.version == 1 and snap.config.perf_control == 40 and snap.config.gpu_limits["00:04.0"] == 1 << 20
+    assert (
+        snap.version == 1 and snap.config.perf_control == 40 and snap.config.gpu_limits["00:04.0"] == 1 << 20
+    )
     assert got.perf == [40]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1, "one log per bad content version, not one per poll"
@@ -260,14 +266,16 @@ async def test_a_half_written_file_is_never_applied_only_the_completed_one(
         assert got.perf == [80]
         s = await stats(ref)
         assert s.incomplete >= 1 and s.applied == 1 and s.rejected == 0
-        f.write(full[len(full) // 2:])
+        f.write(full[len(full) // 2 :])
     await wait_until(lambda: len(got.snapshots) == 2, what="the completed file")
     assert got.perf == [80, 20] and got.snapshots[1].config.name == "job-a"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "a short pause is not an error"
     await ref.stop()
 
 
-async def test_a_file_written_in_small_pieces_only_ever_publishes_complete_configs(runtime: Runtime, cfg: Path) -> None:
+async def test_a_file_written_in_small_pieces_only_ever_publishes_complete_configs(
+    runtime: Runtime, cfg: Path
+) -> None:
     write_atomic(cfg, config_text(perf=80))
     got = Collector()
     ref = listen(cfg, got)
@@ -275,7 +283,7 @@ async def test_a_file_written_in_small_pieces_only_ever_publishes_complete_confi
     final = config_text(perf=25, mem=7 << 20)
     with open(cfg, "w") as f:
         for start in range(0, len(final), 7):
-            f.write(final[start:start + 7])
+            f.write(final[start : start + 7])
             f.flush()
             await asyncio.sleep(INTERVAL / 3)
     await wait_until(lambda: len(got.snapshots) == 2)
@@ -485,7 +493,9 @@ async def test_callbacks_run_outside_the_listener_turn_and_polls_never_block_the
     finally:
         helper.cancel()
     assert (await stats(ref)).reads >= 2
-    assert waits and all(waits), f"the loop was blocked during {waits.count(False)} of {len(waits)} file calls"
+    assert waits and all(waits), (
+        f"the loop was blocked during {waits.count(False)} of {len(waits)} file calls"
+    )
     assert got.in_task == [False, False], "callbacks are loop callbacks, not run inside the listener's turn"
     await ref.stop()
 
@@ -504,8 +514,14 @@ async def test_a_raising_callback_is_logged_and_does_not_stop_deliveries(
     await wait_until(lambda: got.perf == [1, 2])
     s = await stats(ref)
     assert s.callback_errors == 2 and s.deliveries == 4 and ref.is_alive
-    assert sum("subscriber bug" in (r.exc_text or "") or "raised" in r.getMessage() for r in caplog.records
-               if r.levelno == logging.ERROR) == 2
+    assert (
+        sum(
+            "subscriber bug" in (r.exc_text or "") or "raised" in r.getMessage()
+            for r in caplog.records
+            if r.levelno == logging.ERROR
+        )
+        == 2
+    )
     await ref.stop()
 
 
@@ -591,9 +607,7 @@ async def test_stop_ends_the_timer_task_and_polling(runtime: Runtime, cfg: Path)
     assert not ref.is_alive
 
 
-async def test_runtime_shutdown_stops_a_listener_mid_poll(
-    cfg: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_runtime_shutdown_stops_a_listener_mid_poll(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rt = get_runtime()
     real = fl._read_file
 

@@ -132,7 +132,9 @@ def test_a_config_swapped_for_a_fifo_never_hangs_a_thread_or_the_exit(tmp_path: 
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _SWAP_SCRIPT, str(tmp_path / "config.json"), str(regular)],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except subprocess.TimeoutExpired:
         pytest.fail("ac.run() did not return: a worker thread hangs in the open of the FIFO")

@@ -25,21 +25,27 @@ MAX_CPU_SECONDS = 0.1
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 _scalars = (
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
 )
 _json = st.recursive(
     _scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
     max_leaves=20,
 )
-_bus_ids = st.sampled_from(["00:04.0", "0000:00:04.0", "00000000:00:04.0", "gpu:0", "gpu:99999", "GPU:1", "", "zz"])
+_bus_ids = st.sampled_from(
+    ["00:04.0", "0000:00:04.0", "00000000:00:04.0", "gpu:0", "gpu:99999", "GPU:1", "", "zz"]
+)
 _near_config = st.fixed_dictionaries(
     {},
     optional={
         "name": _json,
         "perfControl": _json | st.integers(-5, 105),
-        "gpuConfigInfo": _json | st.dictionaries(
+        "gpuConfigInfo": _json
+        | st.dictionaries(
             _bus_ids | st.text(max_size=8),
             _json | st.fixed_dictionaries({}, optional={"maxDeviceMem": _json | st.integers(-1, 2**65)}),
             max_size=3,
@@ -49,9 +55,13 @@ _near_config = st.fixed_dictionaries(
 _near_status = st.fixed_dictionaries(
     {},
     optional={
-        "gpuUsageInfo": _json | st.dictionaries(
+        "gpuUsageInfo": _json
+        | st.dictionaries(
             _bus_ids | st.text(max_size=8),
-            _json | st.fixed_dictionaries({}, optional={f: _json | st.integers(-2, 2**64) for f in GPU_USAGE_FIELDS}),
+            _json
+            | st.fixed_dictionaries(
+                {}, optional={f: _json | st.integers(-2, 2**64) for f in GPU_USAGE_FIELDS}
+            ),
             max_size=3,
         ),
         "miniBatchDuration": _json,

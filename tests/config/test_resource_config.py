@@ -34,11 +34,13 @@ def rejects(obj_or_text: object) -> str:
 
 
 def test_antmans_own_example_parses_to_limits_perf_control_and_name() -> None:
-    cfg = parse({
-        "name": "Odps/trip_search/worker@h04a13286.nt12#18",
-        "gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 2 * 1024**3}, "00:05.0": {"maxDeviceMem": 1024**2}},
-        "perfControl": 50,
-    })
+    cfg = parse(
+        {
+            "name": "Odps/trip_search/worker@h04a13286.nt12#18",
+            "gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 2 * 1024**3}, "00:05.0": {"maxDeviceMem": 1024**2}},
+            "perfControl": 50,
+        }
+    )
     assert dict(cfg.gpu_limits) == {"00:04.0": 2 * 1024**3, "00:05.0": 1024**2}
     assert cfg.perf_control == 50
     assert cfg.name == "Odps/trip_search/worker@h04a13286.nt12#18"
@@ -47,18 +49,29 @@ def test_antmans_own_example_parses_to_limits_perf_control_and_name() -> None:
 
 
 def test_full_and_nvml_bus_ids_and_gpu_indexes_are_normalised() -> None:
-    cfg = parse({"gpuConfigInfo": {
-        "0000:00:04.0": {"maxDeviceMem": 1},
-        "00000000:0A:1F.7": {"maxDeviceMem": 2},
-        "3B:00.0": {"maxDeviceMem": 3},
-        "GPU:02": {"maxDeviceMem": 4},
-    }})
+    cfg = parse(
+        {
+            "gpuConfigInfo": {
+                "0000:00:04.0": {"maxDeviceMem": 1},
+                "00000000:0A:1F.7": {"maxDeviceMem": 2},
+                "3B:00.0": {"maxDeviceMem": 3},
+                "GPU:02": {"maxDeviceMem": 4},
+            }
+        }
+    )
     assert dict(cfg.gpu_limits) == {"00:04.0": 1, "0a:1f.7": 2, "3b:00.0": 3, "gpu:2": 4}
 
 
 def test_limit_for_finds_a_device_by_any_bus_id_form_or_by_index_bus_id_first() -> None:
-    cfg = parse({"gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 10}, "gpu:0": {"maxDeviceMem": 20},
-                                   "gpu:1": {"maxDeviceMem": 30}}})
+    cfg = parse(
+        {
+            "gpuConfigInfo": {
+                "00:04.0": {"maxDeviceMem": 10},
+                "gpu:0": {"maxDeviceMem": 20},
+                "gpu:1": {"maxDeviceMem": 30},
+            }
+        }
+    )
     assert cfg.limit_for("0000:00:04.0", 0) == 10
     assert cfg.limit_for("0000:00:05.0", 1) == 30
     assert cfg.limit_for(None, 0) == 20
@@ -66,7 +79,9 @@ def test_limit_for_finds_a_device_by_any_bus_id_form_or_by_index_bus_id_first() 
 
 
 def test_two_forms_of_the_same_bus_id_are_an_error_naming_both_keys() -> None:
-    message = rejects({"gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 1}, "0000:00:04.0": {"maxDeviceMem": 2}}})
+    message = rejects(
+        {"gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 1}, "0000:00:04.0": {"maxDeviceMem": 2}}}
+    )
     assert '"00:04.0"' in message and '"0000:00:04.0"' in message and "same GPU" in message
 
 
@@ -91,10 +106,18 @@ def test_a_missing_perf_control_means_keep_the_current_value() -> None:
     assert parse({"gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 5}}}).perf_control is None
 
 
-@pytest.mark.parametrize("value, fix", [
-    (-1, "negative"), (1e9, "write 1000000000"), (1.5, "not an integer"), (True, "non-negative integer"),
-    ("2GiB", "non-negative integer"), (None, "non-negative integer"), (2**64, "2**64-1"),
-])
+@pytest.mark.parametrize(
+    "value, fix",
+    [
+        (-1, "negative"),
+        (1e9, "write 1000000000"),
+        (1.5, "not an integer"),
+        (True, "non-negative integer"),
+        ("2GiB", "non-negative integer"),
+        (None, "non-negative integer"),
+        (2**64, "2**64-1"),
+    ],
+)
 def test_a_bad_max_device_mem_is_rejected_naming_the_gpu_and_the_fix(value: object, fix: str) -> None:
     message = rejects({"gpuConfigInfo": {"00:04.0": {"maxDeviceMem": value}}})
     assert 'gpuConfigInfo["00:04.0"].maxDeviceMem' in message and fix in message
@@ -111,7 +134,9 @@ def test_zero_max_device_mem_is_a_valid_limit() -> None:
 
 
 def test_unknown_keys_are_warned_about_with_their_line_not_fatal() -> None:
-    cfg = parse({"perfControl": 80, "priority": 3, "gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 1, "cores": 2}}})
+    cfg = parse(
+        {"perfControl": 80, "priority": 3, "gpuConfigInfo": {"00:04.0": {"maxDeviceMem": 1, "cores": 2}}}
+    )
     assert cfg.perf_control == 80 and cfg.gpu_limits["00:04.0"] == 1
     assert len(cfg.warnings) == 2
     assert any('"priority"' in w and f"{SRC}:3:" in w for w in cfg.warnings)
@@ -146,11 +171,14 @@ def test_trailing_garbage_is_an_error_but_not_incomplete() -> None:
     assert not isinstance(info.value, IncompleteConfigError)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[1, 2]", "not a JSON object"),
-    ('{"perfControl": 5, "perfControl": 150}', "appears twice"),
-    ('{"perfControl": NaN}', "NaN is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[1, 2]", "not a JSON object"),
+        ('{"perfControl": 5, "perfControl": 150}', "appears twice"),
+        ('{"perfControl": NaN}', "NaN is not valid JSON"),
+    ],
+)
 def test_other_malformed_documents_are_rejected(text: str, words: str) -> None:
     assert words in rejects(text)
 
@@ -175,7 +203,9 @@ def test_config_is_frozen_hashable_and_picklable() -> None:
 
 
 def test_normalised_json_round_trips() -> None:
-    cfg = parse({"name": "j", "gpuConfigInfo": {"0000:00:04.0": {"maxDeviceMem": 9}}, "perfControl": 40, "x": 1})
+    cfg = parse(
+        {"name": "j", "gpuConfigInfo": {"0000:00:04.0": {"maxDeviceMem": 9}}, "perfControl": 40, "x": 1}
+    )
     again = parse_resource_config(cfg.to_json(), SRC)
     assert again.gpu_limits == cfg.gpu_limits and again.perf_control == 40 and again.name == "j"
     assert again.warnings == ()

@@ -27,9 +27,15 @@ from tests.waiting import until
 
 def usage(**overrides: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {
-        "deviceMemUsedMax": 3 << 20, "deviceMemUsedMin": 1 << 20, "deviceMemPoolSize": 4 << 20,
-        "deviceMemStable": 2 << 20, "hostMemUsedMax": 0, "hostMemUsedMin": 0, "hostMemPoolSize": 64 << 30,
-        "swapReason": "", "deviceMemUsedNvidia": -1,
+        "deviceMemUsedMax": 3 << 20,
+        "deviceMemUsedMin": 1 << 20,
+        "deviceMemPoolSize": 4 << 20,
+        "deviceMemStable": 2 << 20,
+        "hostMemUsedMax": 0,
+        "hostMemUsedMin": 0,
+        "hostMemPoolSize": 64 << 30,
+        "swapReason": "",
+        "deviceMemUsedNvidia": -1,
     }
     fields.update(overrides)
     return fields
@@ -60,14 +66,17 @@ def test_a_missing_gpu_field_is_an_error_naming_it(field: str) -> None:
         build_status({"00:04.0": fields}, 1, {})
 
 
-@pytest.mark.parametrize("overrides, words", [
-    ({"extra": 1}, "unknown fields extra"),
-    ({"deviceMemUsedMax": -1}, "deviceMemUsedMax is -1"),
-    ({"deviceMemUsedMax": 1.5}, "deviceMemUsedMax"),
-    ({"hostMemPoolSize": True}, "boolean"),
-    ({"deviceMemUsedNvidia": -2}, "deviceMemUsedNvidia is -2"),
-    ({"swapReason": "SWAP"}, "swapReason"),
-])
+@pytest.mark.parametrize(
+    "overrides, words",
+    [
+        ({"extra": 1}, "unknown fields extra"),
+        ({"deviceMemUsedMax": -1}, "deviceMemUsedMax is -1"),
+        ({"deviceMemUsedMax": 1.5}, "deviceMemUsedMax"),
+        ({"hostMemPoolSize": True}, "boolean"),
+        ({"deviceMemUsedNvidia": -2}, "deviceMemUsedNvidia is -2"),
+        ({"swapReason": "SWAP"}, "swapReason"),
+    ],
+)
 def test_bad_gpu_fields_are_rejected(overrides: dict[str, Any], words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         build_status({"00:04.0": usage(**overrides)}, 1, {})
@@ -86,7 +95,10 @@ def test_bad_bus_ids_and_durations_are_rejected() -> None:
 
 @pytest.mark.parametrize("reason", ["", "OOM", "FRAGMENT"])
 def test_every_documented_swap_reason_is_accepted(reason: str) -> None:
-    assert build_status({"00:04.0": usage(swapReason=reason)}, 1, {})["gpuUsageInfo"]["00:04.0"]["swapReason"] == reason
+    assert (
+        build_status({"00:04.0": usage(swapReason=reason)}, 1, {})["gpuUsageInfo"]["00:04.0"]["swapReason"]
+        == reason
+    )
 
 
 async def test_an_atomic_write_reads_back_and_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -214,7 +226,7 @@ async def test_the_torn_read_check_does_catch_an_in_place_writer(tmp_path: Path)
             data = json.dumps(_large_status(i))
             with open(path, "w") as f:
                 for start in range(0, len(data), 16384):
-                    f.write(data[start:start + 16384])
+                    f.write(data[start : start + 16384])
                     f.flush()
             await asyncio.sleep(0)
     finally:
@@ -229,8 +241,12 @@ def test_parse_status_names_the_file_and_the_problem() -> None:
     with pytest.raises(ConfigError, match=r"^s\.json: Durations is missing"):
         parse_status('{"gpuUsageInfo": {}, "miniBatchDuration": 1}', "s.json")
     with pytest.raises(ConfigError, match=r"swapReason"):
-        parse_status(json.dumps({"gpuUsageInfo": {"00:04.0": usage(swapReason=3)}, "miniBatchDuration": 1,
-                                 "Durations": {}}), "s.json")
+        parse_status(
+            json.dumps(
+                {"gpuUsageInfo": {"00:04.0": usage(swapReason=3)}, "miniBatchDuration": 1, "Durations": {}}
+            ),
+            "s.json",
+        )
 
 
 def test_an_explicit_status_path_wins_over_gpu_status_file(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,7 +40,9 @@ def test_growing_the_limit_just_sets_it() -> None:
     assert adj.reached and a.stats().pool_bytes == 0
 
 
-def test_a_limit_above_the_initial_device_limit_is_clamped_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_limit_above_the_initial_device_limit_is_clamped_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     adj = AdjustableAllocator(growing())
     with caplog.at_level(logging.INFO, logger="antcolony.devices.allocator.adjustable"):
         assert adj.adjust_limit(2 * GiB) == 1 * GiB
@@ -65,7 +67,9 @@ def test_shrinking_below_the_pool_releases_empty_regions_lowest_address_first() 
     a.check_invariants()
 
 
-def test_a_live_chunk_keeps_its_region_so_the_limit_stops_at_the_remaining_pool_and_a_retry_finishes() -> None:
+def test_a_live_chunk_keeps_its_region_so_the_limit_stops_at_the_remaining_pool_and_a_retry_finishes() -> (
+    None
+):
     a = growing()
     live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8)]
     keep = live[-1]  # lives in the 8 MiB region
@@ -84,7 +88,9 @@ def test_a_live_chunk_keeps_its_region_so_the_limit_stops_at_the_remaining_pool_
 
 def test_after_a_shrink_later_allocations_beyond_the_new_limit_land_on_the_host() -> None:
     dev = growing()
-    v = VMemAllocator(dev, make_host_allocator("GPUHost_0_bfc", 1 * GiB, VirtualAddressSpace(1 * GiB)), enabled=True)
+    v = VMemAllocator(
+        dev, make_host_allocator("GPUHost_0_bfc", 1 * GiB, VirtualAddressSpace(1 * GiB)), enabled=True
+    )
     for c in [v.allocate(64 * MiB) for _ in range(4)]:
         v.free(c)
     assert AdjustableAllocator(v.device).adjust_limit(2 * MiB) == 2 * MiB  # AntMan's shrink test
@@ -176,5 +182,11 @@ class AdjustMachine(RuleBasedStateMachine):
 @pytest.mark.slow
 def test_random_allocations_frees_and_limit_changes_keep_the_allocator_consistent() -> None:
     run_state_machine_as_test(
-        AdjustMachine, settings=settings(max_examples=40, stateful_step_count=50, deadline=None,
-                                         suppress_health_check=[HealthCheck.too_slow]))
+        AdjustMachine,
+        settings=settings(
+            max_examples=40,
+            stateful_step_count=50,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )

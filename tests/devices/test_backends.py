@@ -28,7 +28,12 @@ class FakeCudaError(RuntimeError):
 
 
 def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleType:
-    calls: dict[str, list[Any]] = {"host_funcs": [], "devices_entered": [], "allocators": [], "cuda_malloc": []}
+    calls: dict[str, list[Any]] = {
+        "host_funcs": [],
+        "devices_entered": [],
+        "allocators": [],
+        "cuda_malloc": [],
+    }
 
     class Runtime:
         hostAllocPortable = 1
@@ -108,8 +113,14 @@ def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleT
             return None
 
     cuda = types.SimpleNamespace(
-        runtime=Runtime, Device=Device, Stream=Stream, Memory=Memory, UnownedMemory=UnownedMemory,
-        MemoryPointer=MemoryPointer, PinnedMemory=PinnedMemory, PinnedMemoryPointer=PinnedMemoryPointer,
+        runtime=Runtime,
+        Device=Device,
+        Stream=Stream,
+        Memory=Memory,
+        UnownedMemory=UnownedMemory,
+        MemoryPointer=MemoryPointer,
+        PinnedMemory=PinnedMemory,
+        PinnedMemoryPointer=PinnedMemoryPointer,
         using_allocator=using_allocator,
     )
     module = types.ModuleType("cupy")
@@ -127,7 +138,9 @@ def test_asking_for_cuda_without_cupy_names_the_missing_package(monkeypatch):
         select_backend("cuda", 1, 1 << 30)
 
 
-@pytest.mark.parametrize(("status", "why"), [(35, "no usable NVIDIA driver"), (100, "no CUDA device visible")])
+@pytest.mark.parametrize(
+    ("status", "why"), [(35, "no usable NVIDIA driver"), (100, "no CUDA device visible")]
+)
 def test_asking_for_cuda_without_a_driver_or_device_says_which(monkeypatch, status, why):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy(fail_status=status))
     with pytest.raises(ac.errors.UnavailableError, match=why):
@@ -174,7 +187,9 @@ def test_the_backend_can_be_chosen_from_the_environment(monkeypatch):
         ac.SessionConfig()
 
 
-async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_completes_through_host_funcs(monkeypatch):
+async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_completes_through_host_funcs(
+    monkeypatch,
+):
     cupy = fake_cupy(devices=2)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     g = ac.Graph()
@@ -209,8 +224,17 @@ def test_cupy_allocations_come_from_the_bfc_stack_and_fall_back_to_pinned_host_m
     cupy = fake_cupy(devices=1)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     backend = CudaBackend()
-    mem = DeviceMemory("/gpu:0", 8 << 30, 4 << 20, True, True, 64 << 20, backend.device_sub_allocator(0),
-                       backend.host_sub_allocator(0, 64 << 20), charge_values=False)
+    mem = DeviceMemory(
+        "/gpu:0",
+        8 << 30,
+        4 << 20,
+        True,
+        True,
+        64 << 20,
+        backend.device_sub_allocator(0),
+        backend.host_sub_allocator(0, 64 << 20),
+        charge_values=False,
+    )
     from antcolony.devices.backends.cuda_memory import make_cupy_allocator
 
     malloc = make_cupy_allocator(cupy, mem.vmem, 0)

@@ -30,8 +30,12 @@ from antcolony.errors import OpError, ResourceExhaustedError
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
-def bfc(limit: int = 64 * MiB, allow_growth: bool = False, capacity: int | None = None, **kw: object) -> BFCAllocator:
-    return BFCAllocator(VirtualAddressSpace(capacity or limit), limit, allow_growth=allow_growth, name="gpu0_bfc", **kw)
+def bfc(
+    limit: int = 64 * MiB, allow_growth: bool = False, capacity: int | None = None, **kw: object
+) -> BFCAllocator:
+    return BFCAllocator(
+        VirtualAddressSpace(capacity or limit), limit, allow_growth=allow_growth, name="gpu0_bfc", **kw
+    )
 
 
 def assert_consistent(a: BFCAllocator, live: list[Allocation]) -> None:
@@ -88,7 +92,11 @@ class BFCMachine(RuleBasedStateMachine):
     def consistent(self) -> None:
         assert_consistent(self.a, self.live)
         s = self.a.stats()
-        assert (s.num_allocs, s.peak_bytes_in_use, s.window_peak_bytes_in_use) == (self.allocs, self.peak, self.window_peak)
+        assert (s.num_allocs, s.peak_bytes_in_use, s.window_peak_bytes_in_use) == (
+            self.allocs,
+            self.peak,
+            self.window_peak,
+        )
 
     def teardown(self) -> None:
         for c in self.live:
@@ -106,13 +114,21 @@ class BFCMachine(RuleBasedStateMachine):
 @pytest.mark.slow
 def test_random_alloc_free_sequences_keep_chunks_disjoint_inside_regions_and_stats_equal_a_recount() -> None:
     run_state_machine_as_test(
-        BFCMachine, settings=settings(max_examples=60, stateful_step_count=60, deadline=None,
-                                      suppress_health_check=[HealthCheck.too_slow]))
+        BFCMachine,
+        settings=settings(
+            max_examples=60,
+            stateful_step_count=60,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )
 
 
 @settings(max_examples=40, deadline=None)
 @given(ops=st.lists(st.tuples(sizes, st.booleans()), max_size=80))
-def test_after_freeing_everything_one_allocation_of_the_whole_pool_succeeds(ops: list[tuple[int, bool]]) -> None:
+def test_after_freeing_everything_one_allocation_of_the_whole_pool_succeeds(
+    ops: list[tuple[int, bool]],
+) -> None:
     for growth in (False, True):
         a, live = bfc(32 * MiB, growth), []
         for nbytes, keep in ops:
@@ -188,7 +204,14 @@ def test_without_allow_growth_the_first_allocation_takes_one_region_of_the_whole
 def test_with_allow_growth_regions_start_at_2_MiB_and_double_at_each_extension() -> None:
     a = bfc(1 * GiB, allow_growth=True)
     live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8 + 16 + 32 + 64)]
-    assert [r.size for r in a.sub_allocator.regions] == [2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 32 * MiB, 64 * MiB]
+    assert [r.size for r in a.sub_allocator.regions] == [
+        2 * MiB,
+        4 * MiB,
+        8 * MiB,
+        16 * MiB,
+        32 * MiB,
+        64 * MiB,
+    ]
     assert_consistent(a, live)
 
 
@@ -202,7 +225,11 @@ def test_region_growth_stops_at_the_limit() -> None:
     a = bfc(10 * MiB, allow_growth=True)
     live = [a.allocate(1 * MiB) for _ in range(10)]
     s = a.stats()
-    assert s.pool_bytes == 10 * MiB and [r.size for r in a.sub_allocator.regions] == [2 * MiB, 4 * MiB, 4 * MiB]
+    assert s.pool_bytes == 10 * MiB and [r.size for r in a.sub_allocator.regions] == [
+        2 * MiB,
+        4 * MiB,
+        4 * MiB,
+    ]
     assert a.try_allocate(1) is None and a.can_fit(1) == "OOM"
     assert_consistent(a, live)
 
@@ -225,7 +252,13 @@ def test_try_allocate_returns_none_and_allocate_raises_resource_exhausted_naming
         a.allocate(512 * KiB)
     msg = str(info.value)
     assert isinstance(info.value, OpError) and info.value.error_code == 8
-    for part in ("gpu0_bfc", "524288", "bytes_in_use=768.00 KiB", "bytes_limit=1.00 MiB", "largest_free_block"):
+    for part in (
+        "gpu0_bfc",
+        "524288",
+        "bytes_in_use=768.00 KiB",
+        "bytes_limit=1.00 MiB",
+        "largest_free_block",
+    ):
         assert part in msg
     assert a.stats().num_failures == 2
 

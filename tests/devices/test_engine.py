@@ -26,7 +26,12 @@ from antcolony.errors import ConfigError, EngineError
 from tests.waiting import until
 
 KINDS = ["naive", "pooled", "per_device"]
-SMALL = {"cpu_worker_nthreads": 3, "gpu_worker_nthreads": 2, "gpu_copy_nthreads": 1, "cpu_priority_nthreads": 2}
+SMALL = {
+    "cpu_worker_nthreads": 3,
+    "gpu_worker_nthreads": 2,
+    "gpu_copy_nthreads": 1,
+    "cpu_priority_nthreads": 2,
+}
 
 op_specs = st.lists(
     st.tuples(
@@ -62,14 +67,24 @@ async def _run_sequence(kind: str, nvars: int, specs: list[Any]) -> None:
     futures = []
     for i, (reads, writes, how, priority, (device, prop)) in enumerate(specs):
         reads, writes = {r % nvars for r in reads}, {w % nvars for w in writes}
+
         def fn(i=i, r=reads, w=writes) -> Any:
             return body(i, r, w)
+
         if how == "coro":
             fn = _as_coroutine_function(fn)
         elif how == "async":
             prop, fn = "async", _as_async_prop(fn)
-        futures.append(engine.push(fn, device, [variables[r] for r in reads], [variables[w] for w in writes],
-                                   prop=prop, priority=priority))
+        futures.append(
+            engine.push(
+                fn,
+                device,
+                [variables[r] for r in reads],
+                [variables[w] for w in writes],
+                prop=prop,
+                priority=priority,
+            )
+        )
     await asyncio.wait_for(asyncio.gather(*futures), 5)
     await engine.aclose()
 
@@ -77,7 +92,9 @@ async def _run_sequence(kind: str, nvars: int, specs: list[Any]) -> None:
         reads, writes = {r % nvars for r in reads}, {w % nvars for w in writes}
         for v, version in log[i][2].items():
             earlier_writes = sum(1 for s in specs[:i] if v in {w % nvars for w in s[1]})
-            assert version == earlier_writes, f"op {i} saw version {version} of v{v}, expected {earlier_writes}"
+            assert version == earlier_writes, (
+                f"op {i} saw version {version} of v{v}, expected {earlier_writes}"
+            )
     for v in range(nvars):
         touching = [i for i, s in enumerate(specs) if v in {x % nvars for x in s[0] | s[1]}]
         for i, j in itertools.combinations(touching, 2):
@@ -126,7 +143,9 @@ async def test_a_hundred_concurrent_increments_leave_the_counter_at_a_hundred(ki
 
 
 @pytest.mark.parametrize(("kind", "device"), [("pooled", None), ("per_device", "/device:GPU:0")])
-async def test_waiting_ops_run_highest_priority_first_and_fifo_within_a_priority(kind: str, device: str) -> None:
+async def test_waiting_ops_run_highest_priority_first_and_fifo_within_a_priority(
+    kind: str, device: str
+) -> None:
     engine = create_engine(kind, cpu_worker_nthreads=1, gpu_worker_nthreads=1)
     gate, order = threading.Event(), []
     blocker = engine.push(lambda: gate.wait(2), device)
@@ -165,15 +184,19 @@ async def test_a_read_pushed_after_a_write_waits_for_it_even_while_earlier_reads
 async def test_copies_overlap_compute_on_one_device() -> None:
     engine = create_engine("per_device", gpu_worker_nthreads=1, gpu_copy_nthreads=1)
     both_inside = threading.Barrier(2, timeout=10)  # breaks unless both run at once
-    await asyncio.gather(engine.push(both_inside.wait, "/device:GPU:0"),
-                         engine.push(both_inside.wait, "/device:GPU:0", prop="copy"))
+    await asyncio.gather(
+        engine.push(both_inside.wait, "/device:GPU:0"),
+        engine.push(both_inside.wait, "/device:GPU:0", prop="copy"),
+    )
     assert isinstance(engine, PerDeviceEngine)
     assert engine.pools() == {("/device:GPU:0", "compute"): 1, ("/device:GPU:0", "copy"): 1}
     await engine.aclose()
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_failed_op_fails_its_future_and_is_raised_once_by_wait_for_var_and_wait_all(kind: str) -> None:
+async def test_a_failed_op_fails_its_future_and_is_raised_once_by_wait_for_var_and_wait_all(
+    kind: str,
+) -> None:
     engine = create_engine(kind, **SMALL)
     var, seen = engine.new_var(), []
 
@@ -256,7 +279,9 @@ async def test_an_async_op_completes_when_on_complete_is_called_from_another_thr
     with pytest.raises(EngineError, match="twice"):
         callbacks[0]()
 
-    failing = engine.push(lambda on_complete: on_complete(RuntimeError("device lost")), writes=[var], prop="async")
+    failing = engine.push(
+        lambda on_complete: on_complete(RuntimeError("device lost")), writes=[var], prop="async"
+    )
     with pytest.raises(RuntimeError, match="device lost"):
         await failing
     with pytest.raises(ZeroDivisionError):
@@ -299,15 +324,25 @@ async def test_get_engine_is_a_runtime_extension_closed_at_shutdown() -> None:
 
 @pytest.mark.parametrize(
     ("value", "cls"),
-    [("naive", NaiveEngine), ("NaiveEngine", NaiveEngine), ("ThreadedEngine", PooledEngine),
-     ("ThreadedEnginePerDevice", PerDeviceEngine), ("pooled", PooledEngine), ("", PerDeviceEngine)],
+    [
+        ("naive", NaiveEngine),
+        ("NaiveEngine", NaiveEngine),
+        ("ThreadedEngine", PooledEngine),
+        ("ThreadedEnginePerDevice", PerDeviceEngine),
+        ("pooled", PooledEngine),
+        ("", PerDeviceEngine),
+    ],
 )
-def test_the_engine_type_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, cls: type) -> None:
+def test_the_engine_type_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str, cls: type
+) -> None:
     monkeypatch.setenv("ANTCOLONY_ENGINE_TYPE", value)
     assert type(create_engine()) is cls
 
 
-def test_worker_counts_come_from_arguments_then_environment_then_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_counts_come_from_arguments_then_environment_then_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in ("GPU_WORKER", "GPU_COPY", "CPU_WORKER", "CPU_PRIORITY"):
         monkeypatch.delenv(f"ANTCOLONY_{name}_NTHREADS", raising=False)
     assert create_engine("per_device").settings.gpu_worker_nthreads == 2
@@ -320,11 +355,13 @@ def test_worker_counts_come_from_arguments_then_environment_then_defaults(monkey
 
 @pytest.mark.parametrize(
     ("env", "value", "message"),
-    [("ANTCOLONY_ENGINE_TYPE", "TurboEngine", "ANTCOLONY_ENGINE_TYPE"),
-     ("ANTCOLONY_GPU_WORKER_NTHREADS", "two", "ANTCOLONY_GPU_WORKER_NTHREADS"),
-     ("ANTCOLONY_GPU_COPY_NTHREADS", "0", "ANTCOLONY_GPU_COPY_NTHREADS"),
-     ("ANTCOLONY_CPU_WORKER_NTHREADS", "1.5", "ANTCOLONY_CPU_WORKER_NTHREADS"),
-     ("ANTCOLONY_CPU_PRIORITY_NTHREADS", "-3", "ANTCOLONY_CPU_PRIORITY_NTHREADS")],
+    [
+        ("ANTCOLONY_ENGINE_TYPE", "TurboEngine", "ANTCOLONY_ENGINE_TYPE"),
+        ("ANTCOLONY_GPU_WORKER_NTHREADS", "two", "ANTCOLONY_GPU_WORKER_NTHREADS"),
+        ("ANTCOLONY_GPU_COPY_NTHREADS", "0", "ANTCOLONY_GPU_COPY_NTHREADS"),
+        ("ANTCOLONY_CPU_WORKER_NTHREADS", "1.5", "ANTCOLONY_CPU_WORKER_NTHREADS"),
+        ("ANTCOLONY_CPU_PRIORITY_NTHREADS", "-3", "ANTCOLONY_CPU_PRIORITY_NTHREADS"),
+    ],
 )
 def test_invalid_engine_settings_raise_a_config_error_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, env: str, value: str, message: str

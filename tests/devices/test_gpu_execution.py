@@ -40,7 +40,9 @@ def _mlp(devices: tuple[str, str, str]) -> tuple[ac.Graph, dict]:
             w2 = ac.Variable(rng.standard_normal((8, 3)).astype(np.float32), name="w2")
             logits = ac.matmul(h, w2)
         with ac.device(devices[2]):
-            loss = ac.reduce_mean(ac.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            loss = ac.reduce_mean(
+                ac.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            )
         train = ac.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
         init = ac.global_variables_initializer()
     return g, {"x": x, "labels": labels, "loss": loss, "train": train, "init": init, "w1": w1}
@@ -238,7 +240,9 @@ async def test_a_multi_device_chrome_trace_has_a_track_per_worker_and_valid_even
     meta = ac.RunMetadata()
     async with ac.Session(g, config=SIM2) as sess:
         await sess.run(t["init"])
-        await sess.run(t["train"], {t["x"]: np.ones((4, 6)), t["labels"]: [0, 1, 2, 0]}, options=FULL, run_metadata=meta)
+        await sess.run(
+            t["train"], {t["x"]: np.ones((4, 6)), t["labels"]: [0, 1, 2, 0]}, options=FULL, run_metadata=meta
+        )
     trace = json.loads(meta.chrome_trace())
     events = trace["traceEvents"]
     for e in events:
@@ -271,7 +275,6 @@ async def test_concurrent_assign_adds_on_gpu_streams_never_lose_an_update(engine
         await sess.run(v.initializer)
         await asyncio.gather(*[sess.run(inc.op) for _ in range(100)])
         np.testing.assert_array_equal(await sess.run(v), np.full((64, 64), 100.0, np.float32))
-
 
 
 async def test_a_trace_file_setting_traces_every_step_into_one_chrome_trace(tmp_path):

@@ -36,7 +36,10 @@ def _model(width: int = 128) -> tuple[ac.Graph, dict]:
 
 def _feed(t: dict, rows: int = 64, width: int = 128) -> dict:
     rng = np.random.default_rng(0)
-    return {t["x"]: rng.standard_normal((rows, width)).astype(np.float32), t["y"]: np.ones((rows, 1), np.float32)}
+    return {
+        t["x"]: rng.standard_normal((rows, width)).astype(np.float32),
+        t["y"]: np.ones((rows, 1), np.float32),
+    }
 
 
 async def test_memory_stats_report_the_design_fields_and_variables_stay_resident():
@@ -46,8 +49,17 @@ async def test_memory_stats_report_the_design_fields_and_variables_stay_resident
         await sess.run(t["init"])
         stats = sess.memory_stats("/device:GPU:0")
         by_bus = sess.memory_stats("01:00.0")
-    for field in ("bytes_in_use", "peak_bytes_in_use", "bytes_limit", "pool_bytes", "stable_bytes",
-                  "host_bytes_in_use", "host_peak_bytes_in_use", "num_allocs", "num_host_fallbacks"):
+    for field in (
+        "bytes_in_use",
+        "peak_bytes_in_use",
+        "bytes_limit",
+        "pool_bytes",
+        "stable_bytes",
+        "host_bytes_in_use",
+        "host_peak_bytes_in_use",
+        "num_allocs",
+        "num_host_fallbacks",
+    ):
         assert hasattr(stats, field)
     assert before.bytes_in_use == 0
     variables = (128 * 128 + 128) * 4 * 3  # weights + two Adam slots each
@@ -113,12 +125,16 @@ async def test_a_cancelled_step_frees_what_it_allocated():
         baseline = sess.memory_stats("/gpu:0").bytes_in_use  # the bound constant
         task = asyncio.ensure_future(sess.run(out, feed))
         # cancel once the step holds GPU memory of its own (so there is something to free)
-        await until(lambda: sess.memory_stats("/gpu:0").bytes_in_use > baseline or task.done(), "the step allocating")
+        await until(
+            lambda: sess.memory_stats("/gpu:0").bytes_in_use > baseline or task.done(), "the step allocating"
+        )
         assert not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await until(lambda: sess.memory_stats("/gpu:0").bytes_in_use == baseline, "the cancelled step's memory freed")
+        await until(
+            lambda: sess.memory_stats("/gpu:0").bytes_in_use == baseline, "the cancelled step's memory freed"
+        )
 
 
 def _over_limit_graph() -> tuple[ac.Graph, ac.Tensor, ac.Tensor]:
@@ -191,8 +207,10 @@ async def test_a_limit_above_the_initial_one_is_clamped_and_a_shrink_reports_wha
 async def test_sessions_of_one_process_share_one_allocator_stack_per_gpu():
     g1, t1 = _model(width=64)
     g2, t2 = _model(width=128)
-    async with ac.Session(g1, config=_config(gpu_memory_limit=8 * MiB)) as a, \
-            ac.Session(g2, config=_config(gpu_memory_limit=8 * MiB)) as b:
+    async with (
+        ac.Session(g1, config=_config(gpu_memory_limit=8 * MiB)) as a,
+        ac.Session(g2, config=_config(gpu_memory_limit=8 * MiB)) as b,
+    ):
         await a.run(t1["init"])
         only_a = a.memory_stats("/gpu:0").bytes_in_use
         await b.run(t2["init"])
@@ -225,7 +243,9 @@ async def test_a_shrink_blocked_by_live_data_warns_with_what_holds_it_and_the_li
         reached_low = sess.adjust_memory_limit("/gpu:0", 8 * MiB)
     assert reached_low == 8 * MiB
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert any("asked 2097152 bytes" in m and "live allocation" in m and "6.00 MiB" in m for m in warned), warned
+    assert any("asked 2097152 bytes" in m and "live allocation" in m and "6.00 MiB" in m for m in warned), (
+        warned
+    )
 
 
 async def test_without_growth_a_lower_limit_is_reached_at_once_when_the_live_data_fits():

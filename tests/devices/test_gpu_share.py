@@ -22,7 +22,9 @@ class Clock:
         return self.now
 
 
-def replay(percent: int, steps: list[list[tuple[float, float]]], parallel: bool = False) -> tuple[float, float]:
+def replay(
+    percent: int, steps: list[list[tuple[float, float]]], parallel: bool = False
+) -> tuple[float, float]:
     """Run ``steps`` (each a list of (host gap before the launch, kernel length)) under the
     share; returns (busy fraction paced, busy fraction of the same work unpaced)."""
     clock = Clock()

@@ -24,8 +24,17 @@ from antcolony.errors import ConfigError, ResourceExhaustedError
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
-DESIGN_FIELDS = {"bytes_in_use", "peak_bytes_in_use", "bytes_limit", "pool_bytes", "stable_bytes",
-                 "host_bytes_in_use", "host_peak_bytes_in_use", "num_allocs", "num_host_fallbacks"}
+DESIGN_FIELDS = {
+    "bytes_in_use",
+    "peak_bytes_in_use",
+    "bytes_limit",
+    "pool_bytes",
+    "stable_bytes",
+    "host_bytes_in_use",
+    "host_peak_bytes_in_use",
+    "num_allocs",
+    "num_host_fallbacks",
+}
 
 
 def device(limit: int = 1 * GiB, allow_growth: bool = False) -> BFCAllocator:
@@ -44,7 +53,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_with_vmem_off_a_request_of_limit_plus_1KiB_fails_with_resource_exhausted_error(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("TF_GPU_VMEM", "false")
     v = VMemAllocator(device(), sim_host())
     assert not v.enabled and v.try_allocate(GiB + KiB) is None
@@ -57,18 +67,25 @@ def test_with_vmem_off_a_request_of_limit_plus_1KiB_fails_with_resource_exhauste
 
 
 def test_with_vmem_on_limit_plus_1KiB_lands_in_host_memory_when_the_host_limit_allows_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("TF_CUDA_HOST_MEM_LIMIT_IN_MB", "1025")
     v = VMemAllocator(device(), sim_host())
     a = v.allocate(GiB + KiB)
     assert not v.is_device_resident(a) and a.allocator is v.host
     s = v.memory_stats()
-    assert (s.bytes_in_use, s.host_bytes_in_use, s.num_host_fallbacks, s.swap_reason) == (0, GiB + KiB, 1, "OOM")
+    assert (s.bytes_in_use, s.host_bytes_in_use, s.num_host_fallbacks, s.swap_reason) == (
+        0,
+        GiB + KiB,
+        1,
+        "OOM",
+    )
     assert s.host_bytes_limit == 1025 * MiB
 
 
 def test_with_vmem_on_limit_plus_1KiB_fails_when_the_host_limit_does_not_allow_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("TF_CUDA_HOST_MEM_LIMIT_IN_MB", "1024")
     v = VMemAllocator(device(), sim_host())
     with pytest.raises(ResourceExhaustedError) as info:
@@ -83,7 +100,11 @@ def test_half_the_limit_stays_on_the_device_and_only_the_overflow_goes_to_the_ho
     assert v.is_device_resident(a) and not v.is_device_resident(b)
     s = v.memory_stats()
     assert (s.bytes_in_use, s.peak_bytes_in_use, s.bytes_limit, s.host_peak_bytes_in_use) == (
-        GiB // 2, GiB // 2, GiB, GiB + KiB)
+        GiB // 2,
+        GiB // 2,
+        GiB,
+        GiB + KiB,
+    )
 
 
 def test_vmem_is_on_by_default_and_the_env_switch_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,7 +117,9 @@ def test_vmem_is_on_by_default_and_the_env_switch_is_validated(monkeypatch: pyte
         vmem_enabled_from_env()
 
 
-def test_host_limit_defaults_to_64_GiB_and_reads_megabytes_from_the_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_limit_defaults_to_64_GiB_and_reads_megabytes_from_the_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert host_mem_limit_from_env() == DEFAULT_HOST_MEM_LIMIT == 64 * GiB
     assert VMemAllocator(device()).host.bytes_limit == 64 * GiB
     monkeypatch.setenv("TF_CUDA_HOST_MEM_LIMIT_IN_MB", "2048")
@@ -134,7 +157,12 @@ def test_a_fallback_because_the_limit_is_used_up_is_counted_as_oom() -> None:
     v.allocate(1 * MiB)
     v.allocate(256)
     s = v.memory_stats()
-    assert (s.num_host_fallbacks, s.num_oom_fallbacks, s.num_fragment_fallbacks, s.swap_reason) == (1, 1, 0, "OOM")
+    assert (s.num_host_fallbacks, s.num_oom_fallbacks, s.num_fragment_fallbacks, s.swap_reason) == (
+        1,
+        1,
+        0,
+        "OOM",
+    )
 
 
 def test_a_fallback_while_enough_bytes_are_free_but_scattered_is_counted_as_fragment() -> None:
@@ -174,7 +202,9 @@ def test_host_fallback_memory_is_real_memory_by_default() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(ops=st.lists(st.tuples(st.integers(0, 3 * MiB), st.integers(0, 1000)), max_size=60))
-def test_random_sequences_keep_device_and_host_books_equal_to_what_is_live(ops: list[tuple[int, int]]) -> None:
+def test_random_sequences_keep_device_and_host_books_equal_to_what_is_live(
+    ops: list[tuple[int, int]],
+) -> None:
     v = VMemAllocator(device(4 * MiB, allow_growth=True), sim_host(16 * MiB), enabled=True)
     live: list[Allocation] = []
     for nbytes, pick in ops:

@@ -23,7 +23,15 @@ def switch_of(t: Tensor) -> Operation:
 
 
 def test_the_control_flow_op_types_are_registered_stateless_and_exported() -> None:
-    assert {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"} == CONTROL_FLOW_OPS
+    assert {
+        "Switch",
+        "Merge",
+        "Enter",
+        "Exit",
+        "NextIteration",
+        "LoopCond",
+        "ControlTrigger",
+    } == CONTROL_FLOW_OPS
     assert all(t in OP_DEFS and not OP_DEFS[t].stateful for t in CONTROL_FLOW_OPS)
     assert all(OP_DEFS[t].stateful for t in ("Accumulator", "AccumulatorPush", "AccumulatorPop"))
     assert callable(ac.cond) and callable(ac.while_loop)
@@ -219,7 +227,9 @@ def test_control_inputs_from_outside_a_loop_become_an_entered_proxy() -> None:
         ac.while_loop(lambda v: v < 3.0, body, [ac.constant(0.0)])
     add = next(op for op in ops_of(g, "Add") if op.name.startswith("while/"))
     (proxy,) = add.control_inputs
-    assert proxy.type == "Identity" and proxy.inputs[0].op.type == "Enter" and proxy.inputs[0].op.inputs[0] is a
+    assert (
+        proxy.type == "Identity" and proxy.inputs[0].op.type == "Enter" and proxy.inputs[0].op.inputs[0] is a
+    )
 
 
 def test_nested_loops_get_unique_nested_frame_names() -> None:
@@ -235,9 +245,14 @@ def test_nested_loops_get_unique_nested_frame_names() -> None:
         ac.while_loop(lambda v: v < 1.0, lambda v: v * 2.0, [x])
     frames = {op.attrs["frame_name"] for op in ops_of(g, "Enter")}
     assert frames == {"while", "while/while", "while_1"}
-    inner_invariants = [op for op in ops_of(g, "Enter") if op.attrs["frame_name"] == "while/while" and op.attrs["is_constant"]]
+    inner_invariants = [
+        op for op in ops_of(g, "Enter") if op.attrs["frame_name"] == "while/while" and op.attrs["is_constant"]
+    ]
     sources = {(op.inputs[0].op.type, op.inputs[0].op.attrs.get("is_constant")) for op in inner_invariants}
-    assert sources == {("Identity", None), ("Enter", True)}  # i from the outer body; x through the outer frame
+    assert sources == {
+        ("Identity", None),
+        ("Enter", True),
+    }  # i from the outer body; x through the outer frame
 
 
 def test_cond_inside_while_and_while_inside_cond_route_through_both() -> None:
@@ -253,7 +268,11 @@ def test_cond_inside_while_and_while_inside_cond_route_through_both() -> None:
     assert any(s.inputs[0].op.type == "Enter" and s.inputs[0].op.inputs[0] is x for s in cond_in_loop)
     exit_op = y.op.inputs[1].op
     assert exit_op.type == "Exit" and exit_op.name == "cond/while/Exit"
-    loop_enter = [op for op in ops_of(g, "Enter") if op.attrs["frame_name"] == "cond/while" and not op.attrs["is_constant"]]
+    loop_enter = [
+        op
+        for op in ops_of(g, "Enter")
+        if op.attrs["frame_name"] == "cond/while" and not op.attrs["is_constant"]
+    ]
     assert switch_of(loop_enter[0].inputs[0]).inputs[0] is x
 
 
@@ -264,11 +283,17 @@ def test_maximum_iterations_adds_a_hidden_counter_and_condition() -> None:
         y = ac.while_loop(lambda v: v < 100.0, lambda v: v * 2.0, [x], maximum_iterations=5)
     assert y.op.type == "Exit"
     counter_enter = ops_of(g, "Enter")[0]
-    assert counter_enter.inputs[0].op.name == "while/iteration_counter" and counter_enter.outputs[0].dtype == ac.int32
+    assert (
+        counter_enter.inputs[0].op.name == "while/iteration_counter"
+        and counter_enter.outputs[0].dtype == ac.int32
+    )
     loop_cond = ops_of(g, "LoopCond")[0]
     select = loop_cond.inputs[0].op
     assert select.type == "Select" and select.inputs[0].op.type == "Less"
-    assert select.inputs[0].op.inputs[0].op.type == "Merge" and select.inputs[0].op.inputs[0].op.inputs[0].op is counter_enter
+    assert (
+        select.inputs[0].op.inputs[0].op.type == "Merge"
+        and select.inputs[0].op.inputs[0].op.inputs[0].op is counter_enter
+    )
     assert len(ops_of(g, "Exit")) == 2
 
 
@@ -290,8 +315,12 @@ def test_loop_results_mirror_loop_vars_as_tf1_returns_them() -> None:
         x = ac.placeholder(ac.float32, ())
         assert isinstance(ac.while_loop(lambda a: a < 1.0, lambda a: a + 1.0, x), Tensor)
         assert isinstance(ac.while_loop(lambda a: a < 1.0, lambda a: [a + 1.0], [x]), Tensor)
-        assert isinstance(ac.while_loop(lambda a: a < 1.0, lambda a: [a + 1.0], [x], return_same_structure=True), list)
-        (out,) = ac.while_loop(lambda d: d["a"] < 1.0, lambda d: {"a": d["a"] + 1.0, "b": (d["b"][0],)}, [{"a": x, "b": (x,)}])
+        assert isinstance(
+            ac.while_loop(lambda a: a < 1.0, lambda a: [a + 1.0], [x], return_same_structure=True), list
+        )
+        (out,) = ac.while_loop(
+            lambda d: d["a"] < 1.0, lambda d: {"a": d["a"] + 1.0, "b": (d["b"][0],)}, [{"a": x, "b": (x,)}]
+        )
     assert isinstance(out, dict) and set(out) == {"a", "b"} and out["b"][0].op.type == "Exit"
 
 
@@ -302,12 +331,21 @@ def test_a_loop_var_whose_shape_changes_gets_the_covering_shape() -> None:
         y = ac.while_loop(lambda v: ac.reduce_sum(v) < 100.0, lambda v: ac.concat([v, v], 0), [x])
         merge = ops_of(g, "Merge")[0]
         assert y.shape == (None, 3) and merge.outputs[0].shape == (None, 3)
-        body_concat = [op for op in ops_of(g, "ConcatV2")] or [op for op in g.get_operations() if "concat" in op.name.lower()]
+        body_concat = [op for op in ops_of(g, "ConcatV2")] or [
+            op for op in g.get_operations() if "concat" in op.name.lower()
+        ]
         assert body_concat[0].outputs[0].shape == (None, 3)
-        z = ac.while_loop(lambda v: ac.reduce_sum(v) < 1.0, lambda v: v * 2.0, [x], shape_invariants=[(None, 3)])
+        z = ac.while_loop(
+            lambda v: ac.reduce_sum(v) < 1.0, lambda v: v * 2.0, [x], shape_invariants=[(None, 3)]
+        )
         assert z.shape == (None, 3)
         with pytest.raises(ac.errors.GraphError, match="shape invariant"):
-            ac.while_loop(lambda v: ac.reduce_sum(v) < 1.0, lambda v: ac.concat([v, v], 1), [x], shape_invariants=[(None, 3)])
+            ac.while_loop(
+                lambda v: ac.reduce_sum(v) < 1.0,
+                lambda v: ac.concat([v, v], 1),
+                [x],
+                shape_invariants=[(None, 3)],
+            )
 
 
 def test_cond_gradients_switch_by_the_cond_predicate_and_merge_per_input() -> None:
@@ -319,7 +357,9 @@ def test_cond_gradients_switch_by_the_cond_predicate_and_merge_per_input() -> No
         (gx,) = ac.gradients(ac.reduce_sum(y), [x])
     pred_id = y.op.inputs[0].op.inputs[0].op.inputs[1]
     assert gx.op.type == "Merge"
-    grad_switch = [s for s in ops_of(g, "Switch") if s.name.startswith("gradients/") and s.inputs[1] is pred_id]
+    grad_switch = [
+        s for s in ops_of(g, "Switch") if s.name.startswith("gradients/") and s.inputs[1] is pred_id
+    ]
     assert len(grad_switch) == 1
     from_false, from_true = gx.op.inputs
     assert from_false.op.type == "Mul" and from_true.op.type == "Mul"
@@ -335,7 +375,9 @@ def test_while_gradients_build_a_reverse_loop_with_accumulators() -> None:
     pushes, pops = ops_of(g, "AccumulatorPush"), ops_of(g, "AccumulatorPop")
     assert len(pushes) == len(pops) == 1
     handle = pushes[0].inputs[0].op
-    assert handle.type == "Enter" and handle.attrs["is_constant"] and handle.inputs[0].op.type == "Accumulator"
+    assert (
+        handle.type == "Enter" and handle.attrs["is_constant"] and handle.inputs[0].op.type == "Accumulator"
+    )
     assert pops[0].inputs[0].op.inputs[0] is handle.inputs[0]
     counter_index = pushes[0].inputs[1]
     assert switch_of(counter_index).inputs[1].op.type == "LoopCond" and counter_index.value_index == 1
@@ -360,7 +402,10 @@ def test_a_cond_inside_a_loop_differentiates_with_its_predicate_saved_per_iterat
     guarded = [op for op in ops_of(g, "AccumulatorPop") if op.inputs[0].op.type == "Switch"]
     assert guarded and all(switch_of(op.inputs[0]).inputs[1].op.type == "AccumulatorPop" for op in guarded)
     index_gates = {switch_of(op.inputs[1]).inputs[1].op.name for op in ops_of(g, "AccumulatorPush")}
-    assert index_gates == {"while/LoopCond", "while/cond/pred_id"}  # pushes on a branch run only when it is taken
+    assert index_gates == {
+        "while/LoopCond",
+        "while/cond/pred_id",
+    }  # pushes on a branch run only when it is taken
     assert any(m.name.startswith("while/push_sync") for m in ops_of(g, "Merge"))
 
 

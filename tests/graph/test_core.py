@@ -35,8 +35,13 @@ async def test_python_operators_name_their_ops_as_tf1():
         first, second, rev = x * 2.0, x * 3.0, 1.0 - x
         with ac.name_scope("s"):
             scoped = x / 4.0
-        others = [x + x, x ** 2.0, i // 2, i % 3, b & b, b | b, b ^ b, -x, x < 0.0]
-    assert [first.op.name, second.op.name, rev.op.name, scoped.op.name] == ["mul", "mul_1", "sub", "s/truediv"]
+        others = [x + x, x**2.0, i // 2, i % 3, b & b, b | b, b ^ b, -x, x < 0.0]
+    assert [first.op.name, second.op.name, rev.op.name, scoped.op.name] == [
+        "mul",
+        "mul_1",
+        "sub",
+        "s/truediv",
+    ]
     assert [t.op.name for t in others] == ["add", "pow", "floordiv", "mod", "and", "or", "xor", "Neg", "Less"]
     assert first.op.type == "Mul" and scoped.op.type == "RealDiv"
     assert g.get_tensor_by_name("mul:0") is first  # the TF1 idiom of fetching an operator's result by name
@@ -197,5 +202,7 @@ def test_a_constant_of_a_shape_with_unknown_dims_is_refused_naming_the_shape():
     g = ac.Graph()
     with g.as_default():
         np.testing.assert_array_equal(ac.constant(1.5, shape=[2, 3]).op.attrs["value"], np.full((2, 3), 1.5))
-        with pytest.raises(ac.errors.GraphError, match=r"constant c: shape \[None, 2\] must be fully defined"):
+        with pytest.raises(
+            ac.errors.GraphError, match=r"constant c: shape \[None, 2\] must be fully defined"
+        ):
             ac.constant(1.0, shape=[None, 2], name="c")

@@ -68,8 +68,14 @@ def _both_outputs(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _BINARY = {
-    "Add": ac.add, "Sub": ac.subtract, "Mul": ac.multiply, "RealDiv": ac.divide, "Pow": ac.pow,
-    "Maximum": ac.maximum, "Minimum": ac.minimum, "SquaredDifference": ac.squared_difference,
+    "Add": ac.add,
+    "Sub": ac.subtract,
+    "Mul": ac.multiply,
+    "RealDiv": ac.divide,
+    "Pow": ac.pow,
+    "Maximum": ac.maximum,
+    "Minimum": ac.minimum,
+    "SquaredDifference": ac.squared_difference,
 }
 _BROADCAST_SHAPES = [((3, 1), (1, 4)), ((4,), (2, 4)), ((2, 3), (2, 3)), ((2, 1, 3), ())]
 
@@ -85,34 +91,58 @@ def _binary_inputs(op_type: str, sx: tuple[int, ...], sy: tuple[int, ...]) -> tu
 def _binary_cases() -> list[Case]:
     return [
         Case(f"{t}{sx}x{sy}", (t,), fn, _binary_inputs(t, sx, sy))
-        for t, fn in _BINARY.items() for sx, sy in _BROADCAST_SHAPES
+        for t, fn in _BINARY.items()
+        for sx, sy in _BROADCAST_SHAPES
     ]
 
 
 _UNARY = [
-    ("Neg", ac.negative, normal), ("Square", ac.square, normal), ("Exp", ac.exp, normal),
-    ("Sqrt", ac.sqrt, positive), ("Log", ac.log, positive), ("Rsqrt", ac.rsqrt, positive),
-    ("Abs", ac.abs, away_from_zero), ("Reciprocal", ac.reciprocal, away_from_zero),
-    ("Relu", ac.nn.relu, away_from_zero), ("Sigmoid", ac.nn.sigmoid, normal), ("Tanh", ac.nn.tanh, normal),
-    ("Sin", ac.sin, normal), ("Cos", ac.cos, normal), ("Sign", ac.sign, away_from_zero),
+    ("Neg", ac.negative, normal),
+    ("Square", ac.square, normal),
+    ("Exp", ac.exp, normal),
+    ("Sqrt", ac.sqrt, positive),
+    ("Log", ac.log, positive),
+    ("Rsqrt", ac.rsqrt, positive),
+    ("Abs", ac.abs, away_from_zero),
+    ("Reciprocal", ac.reciprocal, away_from_zero),
+    ("Relu", ac.nn.relu, away_from_zero),
+    ("Sigmoid", ac.nn.sigmoid, normal),
+    ("Tanh", ac.nn.tanh, normal),
+    ("Sin", ac.sin, normal),
+    ("Cos", ac.cos, normal),
+    ("Sign", ac.sign, away_from_zero),
 ]
 
 
 def _reduction_cases() -> list[Case]:
     out = []
-    fns = {"Sum": ac.reduce_sum, "Mean": ac.reduce_mean, "Max": ac.reduce_max, "Min": ac.reduce_min, "Prod": reduce_prod}
+    fns = {
+        "Sum": ac.reduce_sum,
+        "Mean": ac.reduce_mean,
+        "Max": ac.reduce_max,
+        "Min": ac.reduce_min,
+        "Prod": reduce_prod,
+    }
     for t, fn in fns.items():
         for axis in (None, 0, (0, 2), -1):
             for keep in (False, True):
                 make = away_from_zero if t == "Prod" else normal
-                out.append(Case(
-                    f"{t}(axis={axis},keepdims={keep})", (t,),
-                    lambda x, fn=fn, axis=axis, keep=keep: fn(x, axis=axis, keepdims=keep), (make(2, 3, 4),),
-                ))
+                out.append(
+                    Case(
+                        f"{t}(axis={axis},keepdims={keep})",
+                        (t,),
+                        lambda x, fn=fn, axis=axis, keep=keep: fn(x, axis=axis, keepdims=keep),
+                        (make(2, 3, 4),),
+                    )
+                )
     with_zeros = away_from_zero(3, 4)
     with_zeros[0, 1] = 0.0
     with_zeros[1, 0] = with_zeros[1, 2] = 0.0
-    out.append(Case("Prod with one and two zeros in a row", ("Prod",), lambda x: reduce_prod(x, axis=1), (with_zeros,)))
+    out.append(
+        Case(
+            "Prod with one and two zeros in a row", ("Prod",), lambda x: reduce_prod(x, axis=1), (with_zeros,)
+        )
+    )
     return out
 
 
@@ -122,10 +152,14 @@ def _matmul_cases() -> list[Case]:
         for tb in (False, True):
             a = normal(3, 2) if ta else normal(2, 3)
             b = normal(4, 3) if tb else normal(3, 4)
-            out.append(Case(
-                f"MatMul(transpose_a={ta},transpose_b={tb})", ("MatMul",),
-                lambda x, y, ta=ta, tb=tb: ac.matmul(x, y, transpose_a=ta, transpose_b=tb), (a, b),
-            ))
+            out.append(
+                Case(
+                    f"MatMul(transpose_a={ta},transpose_b={tb})",
+                    ("MatMul",),
+                    lambda x, y, ta=ta, tb=tb: ac.matmul(x, y, transpose_a=ta, transpose_b=tb),
+                    (a, b),
+                )
+            )
     return out
 
 
@@ -133,15 +167,40 @@ def _nn_cases() -> list[Case]:
     sparse_labels = np.array([0, 3, 1])
     return [
         Case("ReluGrad", ("ReluGrad",), _op("ReluGrad"), (normal(3, 4), away_from_zero(3, 4))),
-        Case("SigmoidGrad", ("SigmoidGrad",), _op("SigmoidGrad"), (_rng.uniform(0.1, 0.9, (3, 4)), normal(3, 4))),
+        Case(
+            "SigmoidGrad",
+            ("SigmoidGrad",),
+            _op("SigmoidGrad"),
+            (_rng.uniform(0.1, 0.9, (3, 4)), normal(3, 4)),
+        ),
         Case("TanhGrad", ("TanhGrad",), _op("TanhGrad"), (_rng.uniform(-0.9, 0.9, (3, 4)), normal(3, 4))),
         Case("Softmax", ("Softmax",), ac.nn.softmax, (normal(3, 5),)),
-        Case("Softmax along axis 0 of a 3-D tensor", ("Softmax",), lambda x: ac.nn.softmax(x, axis=0), (normal(3, 2, 2),)),
+        Case(
+            "Softmax along axis 0 of a 3-D tensor",
+            ("Softmax",),
+            lambda x: ac.nn.softmax(x, axis=0),
+            (normal(3, 2, 2),),
+        ),
         Case("LogSoftmax", ("LogSoftmax",), ac.nn.log_softmax, (normal(3, 5),)),
         Case("BiasAdd NHWC", ("BiasAdd",), ac.nn.bias_add, (normal(2, 3, 4), normal(4))),
-        Case("BiasAdd NCHW", ("BiasAdd",), lambda x, b: ac.nn.bias_add(x, b, data_format="NCHW"), (normal(2, 3, 2, 2), normal(3))),
-        Case("BiasAddGrad NHWC", ("BiasAddGrad",), _op("BiasAddGrad", {"data_format": "NHWC"}), (normal(2, 3, 4),)),
-        Case("BiasAddGrad NCHW", ("BiasAddGrad",), _op("BiasAddGrad", {"data_format": "NCHW"}), (normal(2, 3, 2, 2),)),
+        Case(
+            "BiasAdd NCHW",
+            ("BiasAdd",),
+            lambda x, b: ac.nn.bias_add(x, b, data_format="NCHW"),
+            (normal(2, 3, 2, 2), normal(3)),
+        ),
+        Case(
+            "BiasAddGrad NHWC",
+            ("BiasAddGrad",),
+            _op("BiasAddGrad", {"data_format": "NHWC"}),
+            (normal(2, 3, 4),),
+        ),
+        Case(
+            "BiasAddGrad NCHW",
+            ("BiasAddGrad",),
+            _op("BiasAddGrad", {"data_format": "NCHW"}),
+            (normal(2, 3, 2, 2),),
+        ),
         Case(
             "SoftmaxCrossEntropyWithLogits loss and backprop, into logits and labels",
             ("SoftmaxCrossEntropyWithLogits",),
@@ -157,13 +216,17 @@ def _nn_cases() -> list[Case]:
         Case(
             "SparseSoftmaxCrossEntropyWithLogits loss and backprop",
             ("SparseSoftmaxCrossEntropyWithLogits",),
-            _both_outputs(lambda lg: ac.nn.sparse_softmax_cross_entropy_with_logits(labels=sparse_labels, logits=lg)),
+            _both_outputs(
+                lambda lg: ac.nn.sparse_softmax_cross_entropy_with_logits(labels=sparse_labels, logits=lg)
+            ),
             (normal(3, 5),),
         ),
         Case(
             "SparseSoftmaxCrossEntropyWithLogits with a batch of sequences",
             ("SparseSoftmaxCrossEntropyWithLogits",),
-            lambda lg: ac.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([[1, 0], [2, 2]]), logits=lg),
+            lambda lg: ac.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=np.array([[1, 0], [2, 2]]), logits=lg
+            ),
             (normal(2, 2, 3),),
         ),
         Case("L2Loss", ("L2Loss",), ac.nn.l2_loss, (normal(3, 4),)),
@@ -176,76 +239,215 @@ def _array_cases() -> list[Case]:
         Case("Reshape with -1", ("Reshape",), lambda x: ac.reshape(x, (3, -1)), (normal(2, 3, 2),)),
         Case("Transpose with perm", ("Transpose",), lambda x: ac.transpose(x, (1, 2, 0)), (normal(2, 3, 4),)),
         Case("Transpose reversing axes", ("Transpose",), ac.transpose, (normal(2, 3),)),
-        Case("ConcatV2 of two on axis 1", ("ConcatV2",), lambda a, b: ac.concat([a, b], axis=1), (normal(2, 3), normal(2, 1))),
-        Case("ConcatV2 of three on axis -1", ("ConcatV2",), lambda a, b, c: ac.concat([a, b, c], -1),
-             (normal(2, 2), normal(2, 1), normal(2, 3))),
-        Case("Pack on axis 1", ("Pack",), lambda a, b: ac.stack([a, b], axis=1), (normal(2, 3), normal(2, 3))),
+        Case(
+            "ConcatV2 of two on axis 1",
+            ("ConcatV2",),
+            lambda a, b: ac.concat([a, b], axis=1),
+            (normal(2, 3), normal(2, 1)),
+        ),
+        Case(
+            "ConcatV2 of three on axis -1",
+            ("ConcatV2",),
+            lambda a, b, c: ac.concat([a, b, c], -1),
+            (normal(2, 2), normal(2, 1), normal(2, 3)),
+        ),
+        Case(
+            "Pack on axis 1", ("Pack",), lambda a, b: ac.stack([a, b], axis=1), (normal(2, 3), normal(2, 3))
+        ),
         Case("Unpack", ("Unpack",), _op("Unpack", {"axis": 1, "index": 2}), (normal(2, 3, 2),)),
         Case("Fill", ("Fill",), lambda v: ac.fill([2, 3], v), (np.array(0.7),)),
         Case("BroadcastLike", ("BroadcastLike",), broadcast_like, (normal(3, 1), normal(2, 3, 4))),
-        Case("GatherV2 axis 0 with repeated indices", ("GatherV2",), lambda x: ac.gather(x, [2, 0, 2]), (normal(4, 3),)),
-        Case("GatherV2 axis 1 with 2-D indices", ("GatherV2",), lambda x: ac.gather(x, [[0, 2], [2, 2]], axis=1),
-             (normal(2, 3, 2),)),
-        Case("Select with broadcasting", ("Select",), lambda x, y: ac.where(cond, x, y), (normal(2, 3), normal(3))),
+        Case(
+            "GatherV2 axis 0 with repeated indices",
+            ("GatherV2",),
+            lambda x: ac.gather(x, [2, 0, 2]),
+            (normal(4, 3),),
+        ),
+        Case(
+            "GatherV2 axis 1 with 2-D indices",
+            ("GatherV2",),
+            lambda x: ac.gather(x, [[0, 2], [2, 2]], axis=1),
+            (normal(2, 3, 2),),
+        ),
+        Case(
+            "Select with broadcasting",
+            ("Select",),
+            lambda x, y: ac.where(cond, x, y),
+            (normal(2, 3), normal(3)),
+        ),
         Case("ExpandDims", ("ExpandDims",), lambda x: ac.expand_dims(x, 1), (normal(2, 3),)),
         Case("StridedSlice of a range reversed", ("StridedSlice",), lambda x: x[1:3, ::-1], (normal(4, 3),)),
-        Case("StridedSlice with newaxis and an index", ("StridedSlice",), lambda x: x[:, None, 0], (normal(4, 3),)),
+        Case(
+            "StridedSlice with newaxis and an index",
+            ("StridedSlice",),
+            lambda x: x[:, None, 0],
+            (normal(4, 3),),
+        ),
         Case("StridedSlice with ellipsis", ("StridedSlice",), lambda x: x[..., 1], (normal(2, 2, 3),)),
-        Case("PlaceholderWithDefault", ("PlaceholderWithDefault",), lambda x: ac.placeholder_with_default(x, (2, 3)),
-             (normal(2, 3),)),
+        Case(
+            "PlaceholderWithDefault",
+            ("PlaceholderWithDefault",),
+            lambda x: ac.placeholder_with_default(x, (2, 3)),
+            (normal(2, 3),),
+        ),
         Case("Identity", ("Identity",), ac.identity, (normal(2, 3),)),
-        Case("AddN with a repeated input", ("AddN",), lambda a, b: ac.add_n([a, b, a]), (normal(2, 3), normal(2, 3))),
-        Case("Cast to float32 and back", ("Cast",), lambda x: ac.cast(ac.cast(x, ac.float32) * 3.0, ac.float64),
-             (normal(2, 3),), eps=1e-3, rtol=1e-3),
-        Case("SumToShape (second order through broadcasting)", ("SumToShape",),
-             lambda g: _op("SumToShape", {"static_shape": (3, 1)})(g, ac.constant([3, 1])), (normal(2, 3, 4),)),
-        Case("ExpandReduced", ("ExpandReduced",),
-             lambda g: _op("ExpandReduced", {"axis": (1,)})(g, ac.constant(np.zeros((2, 3)))), (normal(2),)),
-        Case("ReshapeLike", ("ReshapeLike",), lambda x: _op("ReshapeLike")(x, ac.constant(np.zeros((2, 3)))),
-             (normal(6),)),
-        Case("ConcatSlice", ("ConcatSlice",),
-             lambda g: _op("ConcatSlice", {"axis": 1, "index": 1})(
-                 g, ac.constant(np.zeros((2, 2))), ac.constant(np.zeros((2, 3)))), (normal(2, 5),)),
-        Case("UnpackGrad", ("UnpackGrad",),
-             lambda g: _op("UnpackGrad", {"axis": 1, "index": 2})(g, ac.constant(np.zeros((2, 3, 2)))), (normal(2, 2),)),
-        Case("GatherGrad with repeated indices", ("GatherGrad",),
-             lambda g: _op("GatherGrad", {"axis": 0})(g, ac.constant([2, 0, 2]), ac.constant(np.zeros((4, 3)))),
-             (normal(3, 3),)),
-        Case("StridedSliceGrad", ("StridedSliceGrad",),
-             lambda g: _op("StridedSliceGrad", {"spec": (("slice", 1, 3, None),)})(g, ac.constant(np.zeros((4, 3)))),
-             (normal(2, 3),)),
-        Case("Python operators", ("Add", "Sub", "Mul", "RealDiv", "Neg"), lambda a, b: -(a * b - a / b + 2.0) + b,
-             (normal(2, 3), away_from_zero(2, 3))),
+        Case(
+            "AddN with a repeated input",
+            ("AddN",),
+            lambda a, b: ac.add_n([a, b, a]),
+            (normal(2, 3), normal(2, 3)),
+        ),
+        Case(
+            "Cast to float32 and back",
+            ("Cast",),
+            lambda x: ac.cast(ac.cast(x, ac.float32) * 3.0, ac.float64),
+            (normal(2, 3),),
+            eps=1e-3,
+            rtol=1e-3,
+        ),
+        Case(
+            "SumToShape (second order through broadcasting)",
+            ("SumToShape",),
+            lambda g: _op("SumToShape", {"static_shape": (3, 1)})(g, ac.constant([3, 1])),
+            (normal(2, 3, 4),),
+        ),
+        Case(
+            "ExpandReduced",
+            ("ExpandReduced",),
+            lambda g: _op("ExpandReduced", {"axis": (1,)})(g, ac.constant(np.zeros((2, 3)))),
+            (normal(2),),
+        ),
+        Case(
+            "ReshapeLike",
+            ("ReshapeLike",),
+            lambda x: _op("ReshapeLike")(x, ac.constant(np.zeros((2, 3)))),
+            (normal(6),),
+        ),
+        Case(
+            "ConcatSlice",
+            ("ConcatSlice",),
+            lambda g: _op("ConcatSlice", {"axis": 1, "index": 1})(
+                g, ac.constant(np.zeros((2, 2))), ac.constant(np.zeros((2, 3)))
+            ),
+            (normal(2, 5),),
+        ),
+        Case(
+            "UnpackGrad",
+            ("UnpackGrad",),
+            lambda g: _op("UnpackGrad", {"axis": 1, "index": 2})(g, ac.constant(np.zeros((2, 3, 2)))),
+            (normal(2, 2),),
+        ),
+        Case(
+            "GatherGrad with repeated indices",
+            ("GatherGrad",),
+            lambda g: _op("GatherGrad", {"axis": 0})(
+                g, ac.constant([2, 0, 2]), ac.constant(np.zeros((4, 3)))
+            ),
+            (normal(3, 3),),
+        ),
+        Case(
+            "StridedSliceGrad",
+            ("StridedSliceGrad",),
+            lambda g: _op("StridedSliceGrad", {"spec": (("slice", 1, 3, None),)})(
+                g, ac.constant(np.zeros((4, 3)))
+            ),
+            (normal(2, 3),),
+        ),
+        Case(
+            "Python operators",
+            ("Add", "Sub", "Mul", "RealDiv", "Neg"),
+            lambda a, b: -(a * b - a / b + 2.0) + b,
+            (normal(2, 3), away_from_zero(2, 3)),
+        ),
         # x in (0.1, 0.9) * 3 and y in [1.2, 1.4]: no quotient lands near an integer, where FloorMod jumps
-        Case("FloorMod broadcasting", ("FloorMod",), lambda a, b: a % b,
-             (_rng.uniform(0.1, 0.9, (2, 3)) * 3, _rng.uniform(1.2, 1.4, (3,)))),
-        Case("Einsum batched matmul", ("Einsum",), lambda a, b: ac.einsum("bij,bjk->bik", a, b),
-             (normal(2, 3, 4), normal(2, 4, 2))),
+        Case(
+            "FloorMod broadcasting",
+            ("FloorMod",),
+            lambda a, b: a % b,
+            (_rng.uniform(0.1, 0.9, (2, 3)) * 3, _rng.uniform(1.2, 1.4, (3,))),
+        ),
+        Case(
+            "Einsum batched matmul",
+            ("Einsum",),
+            lambda a, b: ac.einsum("bij,bjk->bik", a, b),
+            (normal(2, 3, 4), normal(2, 4, 2)),
+        ),
         Case("Einsum summing a letter away", ("Einsum",), lambda a: ac.einsum("ij->i", a), (normal(3, 4),)),
-        Case("Print passes the gradient to its input", ("Print",), lambda a: ac.Print(a, [a], "") * 2.0,
-             (normal(2, 3),)),
+        Case(
+            "Print passes the gradient to its input",
+            ("Print",),
+            lambda a: ac.Print(a, [a], "") * 2.0,
+            (normal(2, 3),),
+        ),
     ]
 
 
 def _unknown_shape_cases() -> list[Case]:
     """Shapes unknown at build time take the dynamic gradient paths (SumToShape, ExpandReduced, ...)."""
     return [
-        Case("Add with unknown shapes broadcasting", ("Add",), ac.add, (normal(3, 1), normal(1, 4)), static=False),
-        Case("Mul with unknown shapes broadcasting", ("Mul",), ac.multiply, (normal(4,), normal(2, 4)), static=False),
-        Case("Sum of unknown shape over axis 1", ("Sum",), lambda x: ac.reduce_sum(x, axis=1), (normal(2, 3, 2),), static=False),
+        Case(
+            "Add with unknown shapes broadcasting",
+            ("Add",),
+            ac.add,
+            (normal(3, 1), normal(1, 4)),
+            static=False,
+        ),
+        Case(
+            "Mul with unknown shapes broadcasting",
+            ("Mul",),
+            ac.multiply,
+            (
+                normal(
+                    4,
+                ),
+                normal(2, 4),
+            ),
+            static=False,
+        ),
+        Case(
+            "Sum of unknown shape over axis 1",
+            ("Sum",),
+            lambda x: ac.reduce_sum(x, axis=1),
+            (normal(2, 3, 2),),
+            static=False,
+        ),
         Case("Mean of unknown shape", ("Mean",), ac.reduce_mean, (normal(2, 3),), static=False),
-        Case("Max of unknown shape over axis 0", ("Max",), lambda x: ac.reduce_max(x, axis=0, keepdims=True),
-             (normal(3, 2),), static=False),
-        Case("Reshape of unknown shape", ("Reshape",), lambda x: ac.reshape(x, (-1,)), (normal(2, 3),), static=False),
-        Case("ExpandDims of unknown shape", ("ExpandDims",), lambda x: ac.expand_dims(x, 0), (normal(2, 3),), static=False),
+        Case(
+            "Max of unknown shape over axis 0",
+            ("Max",),
+            lambda x: ac.reduce_max(x, axis=0, keepdims=True),
+            (normal(3, 2),),
+            static=False,
+        ),
+        Case(
+            "Reshape of unknown shape",
+            ("Reshape",),
+            lambda x: ac.reshape(x, (-1,)),
+            (normal(2, 3),),
+            static=False,
+        ),
+        Case(
+            "ExpandDims of unknown shape",
+            ("ExpandDims",),
+            lambda x: ac.expand_dims(x, 0),
+            (normal(2, 3),),
+            static=False,
+        ),
         Case("Softmax of unknown shape", ("Softmax",), ac.nn.softmax, (normal(2, 3),), static=False),
-        Case("BiasAdd of unknown shape", ("BiasAdd",), ac.nn.bias_add, (normal(2, 3), normal(3)), static=False),
+        Case(
+            "BiasAdd of unknown shape", ("BiasAdd",), ac.nn.bias_add, (normal(2, 3), normal(3)), static=False
+        ),
     ]
 
 
 CASES: list[Case] = (
     [Case(t, (t,), fn, (make(3, 4),)) for t, fn, make in _UNARY]
-    + _binary_cases() + _reduction_cases() + _matmul_cases() + _nn_cases() + _array_cases() + _unknown_shape_cases()
+    + _binary_cases()
+    + _reduction_cases()
+    + _matmul_cases()
+    + _nn_cases()
+    + _array_cases()
+    + _unknown_shape_cases()
 )
 
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
@@ -264,9 +466,15 @@ def _as_list(ys: Any) -> list[Any]:
 async def test_gradient_matches_central_differences(case: Case) -> None:
     g = ac.Graph()
     with g.as_default():
-        xs = [ac.placeholder(ac.float64, a.shape if case.static else None, name=f"x{i}") for i, a in enumerate(case.inputs)]
+        xs = [
+            ac.placeholder(ac.float64, a.shape if case.static else None, name=f"x{i}")
+            for i, a in enumerate(case.inputs)
+        ]
         ys = _as_list(case.build(*xs))
-        ws = [ac.placeholder(ac.float64, y.shape.dims if case.static else None, name=f"w{i}") for i, y in enumerate(ys)]
+        ws = [
+            ac.placeholder(ac.float64, y.shape.dims if case.static else None, name=f"w{i}")
+            for i, y in enumerate(ys)
+        ]
         grads = ac.gradients(ys, xs, grad_ys=ws)
     built = {op.type for op in g.get_operations()}
     assert set(case.covers) <= built, f"case {case.name} does not build {set(case.covers) - built}"
@@ -292,8 +500,12 @@ async def test_gradient_matches_central_differences(case: Case) -> None:
                     cache[sign] = await objective_values(probe)
                 expected[idx] = (cache[1] - cache[-1]) / (2 * case.eps)
             got = np.zeros_like(inputs[i]) if gr is None else np.asarray(next(analytic))
-            assert got.shape == inputs[i].shape, f"gradient of input {i} has shape {got.shape}, expected {inputs[i].shape}"
-            np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=case.rtol * 0.1, err_msg=f"input {i}")
+            assert got.shape == inputs[i].shape, (
+                f"gradient of input {i} has shape {got.shape}, expected {inputs[i].shape}"
+            )
+            np.testing.assert_allclose(
+                got, expected, rtol=case.rtol, atol=case.rtol * 0.1, err_msg=f"input {i}"
+            )
 
 
 async def test_gradient_through_a_variable_read_matches_central_differences() -> None:
@@ -347,5 +559,9 @@ def test_every_registered_op_has_a_gradient_entry_and_a_cpu_kernel() -> None:
 def test_the_gradient_check_covers_exactly_the_differentiable_ops() -> None:
     differentiable = {t for t in OP_DEFS if GRADIENTS.get(t) is not None}
     covered = {t for c in CASES for t in c.covers} | COVERED_ELSEWHERE
-    assert not differentiable - covered, f"differentiable ops without a gradient check: {sorted(differentiable - covered)}"
-    assert not covered - differentiable, f"checked ops that are not differentiable: {sorted(covered - differentiable)}"
+    assert not differentiable - covered, (
+        f"differentiable ops without a gradient check: {sorted(differentiable - covered)}"
+    )
+    assert not covered - differentiable, (
+        f"checked ops that are not differentiable: {sorted(covered - differentiable)}"
+    )

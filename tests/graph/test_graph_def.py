@@ -39,15 +39,35 @@ def build_rich_graph() -> tuple[ac.Graph, dict[str, Any]]:
             loss = ac.reduce_mean(ac.square(ac.matmul(x, v) * scalar), name="loss")
         grads = ac.gradients(loss, [v, x])
         init = ac.global_variables_initializer()
-    named = dict(c64=c64, specials=specials, reshaped=reshaped, transposed=transposed, sliced=sliced,
-                 reduced=reduced, casted=casted, cat=cat, st=st, gathered=gathered, chosen=chosen,
-                 loss=loss, grads=grads, init=init, x=x, v=v)
+    named = dict(
+        c64=c64,
+        specials=specials,
+        reshaped=reshaped,
+        transposed=transposed,
+        sliced=sliced,
+        reduced=reduced,
+        casted=casted,
+        cat=cat,
+        st=st,
+        gathered=gathered,
+        chosen=chosen,
+        loss=loss,
+        grads=grads,
+        init=init,
+        x=x,
+        v=v,
+    )
     return g, named
 
 
 def attrs_equal(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape):
+        if not (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+        ):
             return False
         return a.tolist() == b.tolist() if a.dtype.hasobject else a.tobytes() == b.tobytes()
     if type(a) is not type(b):
@@ -79,13 +99,39 @@ def assert_same_structure(g1: ac.Graph, g2: ac.Graph, prefix: str = "") -> None:
 
 def test_every_attr_kind_survives_a_json_round_trip_with_its_type() -> None:
     values = [
-        None, True, False, 0, -7, 2**70, 1.5, -0.0, float("nan"), float("inf"), float("-inf"), "text", b"\x00\xff",
-        (1, None, 3), [1, (2, [3, (4,)])], ((), []), {"k": (1, 2)},
-        np.dtype(np.float32), np.dtype(np.bool_), np.dtype(object), np.dtype(">f4"), np.dtype("<U5"),
-        np.float32(1.25), np.int64(-3), np.bool_(True),
-        np.arange(6, dtype=np.int64).reshape(2, 3), np.array(3.5, dtype=np.float64), np.zeros((0, 4), np.float32),
-        np.array([True, False]), np.array([1.5, 2.5], dtype=">f8"), np.array(["a", "bc"], dtype=object),
-        np.array(["xy", "z"]), np.array([np.nan, -np.inf], dtype=np.float16),
+        None,
+        True,
+        False,
+        0,
+        -7,
+        2**70,
+        1.5,
+        -0.0,
+        float("nan"),
+        float("inf"),
+        float("-inf"),
+        "text",
+        b"\x00\xff",
+        (1, None, 3),
+        [1, (2, [3, (4,)])],
+        ((), []),
+        {"k": (1, 2)},
+        np.dtype(np.float32),
+        np.dtype(np.bool_),
+        np.dtype(object),
+        np.dtype(">f4"),
+        np.dtype("<U5"),
+        np.float32(1.25),
+        np.int64(-3),
+        np.bool_(True),
+        np.arange(6, dtype=np.int64).reshape(2, 3),
+        np.array(3.5, dtype=np.float64),
+        np.zeros((0, 4), np.float32),
+        np.array([True, False]),
+        np.array([1.5, 2.5], dtype=">f8"),
+        np.array(["a", "bc"], dtype=object),
+        np.array(["xy", "z"]),
+        np.array([np.nan, -np.inf], dtype=np.float16),
     ]
     for value in values:
         decoded = decode_attr_value(json.loads(json.dumps(encode_attr_value(value), allow_nan=False)))
@@ -196,7 +242,9 @@ def test_input_map_replaces_a_placeholder_for_its_consumers() -> None:
     g2 = ac.Graph()
     with g2.as_default():
         z = ac.constant(np.ones((3, 2), np.float32), name="z")
-        mm, xi = ac.import_graph_def(g.as_graph_def(), input_map={"x:0": z}, return_elements=["MatMul:0", "x:0"])
+        mm, xi = ac.import_graph_def(
+            g.as_graph_def(), input_map={"x:0": z}, return_elements=["MatMul:0", "x:0"]
+        )
     assert mm.op.inputs[0] is z
     assert xi.op.type == "Placeholder"  # the mapped op is still imported
     assert mm.shape.as_list() == [3, 2]
@@ -225,7 +273,9 @@ def test_input_map_can_replace_control_inputs() -> None:
     g, _ = build_rich_graph()
     with ac.Graph().as_default():
         marker = ac.no_op(name="marker")
-        (loss,) = ac.import_graph_def(g.as_graph_def(), input_map={"^v/Assign": marker}, return_elements=["loss:0"])
+        (loss,) = ac.import_graph_def(
+            g.as_graph_def(), input_map={"^v/Assign": marker}, return_elements=["loss:0"]
+        )
     assert marker in loss.op.control_inputs
 
 
@@ -236,7 +286,10 @@ def test_unknown_op_types_missing_inputs_and_cycles_name_the_node() -> None:
     cases = [
         ([node("a", "Frobnicate")], "'a'.*Frobnicate"),
         ([node("a", inputs=["^missing"])], "'a'.*missing"),
-        ([node("a", inputs=["^b"]), node("b", inputs=["^c"]), node("c", inputs=["^a"])], "cycle.*a -> b -> c -> a"),
+        (
+            [node("a", inputs=["^b"]), node("b", inputs=["^c"]), node("c", inputs=["^a"])],
+            "cycle.*a -> b -> c -> a",
+        ),
         ([node("a"), node("a")], "more than one node named 'a'"),
         ([{**node("a"), "attr": {"bad": {"mystery": 1}}}], "'a'.*'bad'"),
     ]
@@ -329,8 +382,21 @@ async def test_an_imported_graph_computes_what_the_original_computes() -> None:
     if not hasattr(ac, "Session"):
         pytest.skip("ac.Session is not available yet")
     g, named = build_rich_graph()
-    fetch_names = [named[k].name for k in ("reduced", "casted", "cat", "st", "gathered", "chosen", "sliced",
-                                           "transposed", "reshaped", "loss")] + [gr.name for gr in named["grads"]]
+    fetch_names = [
+        named[k].name
+        for k in (
+            "reduced",
+            "casted",
+            "cat",
+            "st",
+            "gathered",
+            "chosen",
+            "sliced",
+            "transposed",
+            "reshaped",
+            "loss",
+        )
+    ] + [gr.name for gr in named["grads"]]
     xb = np.array([[1.0, -2.0], [0.5, 3.0], [2.0, 2.0]], np.float32)
 
     async def run(graph: ac.Graph, prefix: str) -> list[np.ndarray]:

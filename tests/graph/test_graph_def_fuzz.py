@@ -33,19 +33,51 @@ BASE = _base_graph_def()
 NAMES = [n["name"] for n in BASE["node"]]
 
 _junk_scalar = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
-    | st.sampled_from([{"dtype": "float32"}, {"dtype": "nope"}, {"float": "inf"}, {"tuple": [1, "a"]},
-                       {"tensor": {"dtype": "float32", "shape": [float("inf")], "b64": ""}},
-                       {"tensor": {"dtype": "float32", "shape": [-1], "b64": ""}},
-                       {"tensor": {"dtype": "int32", "shape": [2], "values": [1]}},
-                       {"scalar": {"dtype": "float32", "shape": [], "b64": "AACAPw=="}},
-                       {"bytes": "!!"}, {"dict": {"a": 1}}, {"unknown": 1}, {"a": 1, "b": 2}])
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(
+        [
+            {"dtype": "float32"},
+            {"dtype": "nope"},
+            {"float": "inf"},
+            {"tuple": [1, "a"]},
+            {"tensor": {"dtype": "float32", "shape": [float("inf")], "b64": ""}},
+            {"tensor": {"dtype": "float32", "shape": [-1], "b64": ""}},
+            {"tensor": {"dtype": "int32", "shape": [2], "values": [1]}},
+            {"scalar": {"dtype": "float32", "shape": [], "b64": "AACAPw=="}},
+            {"bytes": "!!"},
+            {"dict": {"a": 1}},
+            {"unknown": 1},
+            {"a": 1, "b": 2},
+        ]
+    )
 )
 _junk = st.recursive(_junk_scalar, lambda inner: st.lists(inner, max_size=3), max_leaves=6)
-_attr_names = st.sampled_from(["T", "dtype", "value", "shape", "axis", "perm", "keepdims", "N", "transpose_a",
-                               "transpose_b", "_output_shapes", "shared_name", "output_type", "begin"])
+_attr_names = st.sampled_from(
+    [
+        "T",
+        "dtype",
+        "value",
+        "shape",
+        "axis",
+        "perm",
+        "keepdims",
+        "N",
+        "transpose_a",
+        "transpose_b",
+        "_output_shapes",
+        "shared_name",
+        "output_type",
+        "begin",
+    ]
+)
 _input_ref = st.builds(
-    lambda prefix, name, index: f"{prefix}{name}{index}", st.sampled_from(["", "^"]), st.sampled_from(NAMES),
+    lambda prefix, name, index: f"{prefix}{name}{index}",
+    st.sampled_from(["", "^"]),
+    st.sampled_from(NAMES),
     st.sampled_from(["", ":0", ":1", ":7"]),
 )
 
@@ -98,13 +130,19 @@ def test_every_op_type_with_wrong_inputs_or_attrs_names_the_node(op_type: str, n
             assert "'victim'" in str(exc)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ('{"node": [], "versions": {"min_consumer": "x"}}', "versions.min_consumer"),
-    ('{"node": [{"name": "c", "op": "Const", "attr": {"value": {"tensor": {"dtype": "float32", "shape": [Infinity],'
-     ' "b64": ""}}, "dtype": {"dtype": "float32"}}}]}', "attr 'value' cannot be decoded"),
-    ('{"node": [], "versions": {"producer": 1' + "0" * 5000 + "}}", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"node": [], "versions": {"min_consumer": "x"}}', "versions.min_consumer"),
+        (
+            '{"node": [{"name": "c", "op": "Const", "attr": {"value": {"tensor": {"dtype": "float32", "shape": [Infinity],'
+            ' "b64": ""}}, "dtype": {"dtype": "float32"}}}]}',
+            "attr 'value' cannot be decoded",
+        ),
+        ('{"node": [], "versions": {"producer": 1' + "0" * 5000 + "}}", "not valid JSON"),
+    ],
+)
 def test_malformed_graph_def_text_is_a_graph_error(text: str, words: str) -> None:
     with ac.Graph().as_default(), pytest.raises(GraphError, match=words):
         ac.import_graph_def(text)
@@ -114,7 +152,10 @@ def test_a_missing_attr_is_named_with_the_node() -> None:
     gd = copy.deepcopy(BASE)
     node = next(n for n in gd["node"] if n["name"] == "am")
     del node["attr"]["axis"]
-    with ac.Graph().as_default(), pytest.raises(GraphError, match=r"node 'am' \(ArgMax\).*'attr' lacks 'axis'"):
+    with (
+        ac.Graph().as_default(),
+        pytest.raises(GraphError, match=r"node 'am' \(ArgMax\).*'attr' lacks 'axis'"),
+    ):
         ac.import_graph_def(gd, name="")
 
 
@@ -122,7 +163,10 @@ def test_too_few_inputs_are_named_with_the_node() -> None:
     gd = copy.deepcopy(BASE)
     node = next(n for n in gd["node"] if n["op"] == "MatMul")
     node["input"] = []
-    with ac.Graph().as_default(), pytest.raises(GraphError, match=rf"graph def node '{node['name']}' \(MatMul\)"):
+    with (
+        ac.Graph().as_default(),
+        pytest.raises(GraphError, match=rf"graph def node '{node['name']}' \(MatMul\)"),
+    ):
         ac.import_graph_def(gd, name="")
 
 
@@ -146,29 +190,76 @@ def _with_nodes(*nodes: dict[str, Any]) -> dict[str, Any]:
     return gd
 
 
-@pytest.mark.parametrize("nodes, words", [
-    ([{"name": "n", "op": "IsVariableInitialized", "input": []}],
-     r"node 'n' \(IsVariableInitialized\): field 'input' lists 0 data inputs.*variable reference at input 0"),
-    ([{"name": "n", "op": "Exit", "input": ["a:0"]}],
-     r"node 'n' \(Exit\): field 'input' is outside any while loop"),
-    ([{"name": "m", "op": "Merge", "input": ["a:0", "nx:0"]}, {"name": "nx", "op": "NextIteration", "input": ["m:0"]}],
-     r"\(NextIteration\): field 'input' is outside any while loop"),
-    ([{"name": "m", "op": "Merge", "input": ["nx:0"]}, {"name": "nx", "op": "NextIteration", "input": ["m:0"]}],
-     r"node 'm' \(Merge\): field 'input' lists only NextIteration outputs"),
-    ([{"name": "e", "op": "Enter", "input": ["a:0"],
-       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 0}}],
-     r"node 'e' \(Enter\): field 'attr' has parallel_iterations 0"),
-    ([{"name": "e", "op": "Enter", "input": ["a:0"],
-       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 1}},
-      {"name": "n", "op": "Add", "input": ["e:0", "a:0"]}],
-     r"node 'n' \(Add\): field 'input' mixes tensors of different while-loop frames"),
-    ([{"name": "e", "op": "Enter", "input": ["a:0"],
-       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}},
-      {"name": "e2", "op": "Enter", "input": ["e:0"],
-       "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}}],
-     r"node 'e2' \(Enter\): field 'attr' enters frame 'f' from inside a frame of the same name"),
-])
-def test_graph_defs_that_would_fail_inside_the_runtime_are_rejected_at_import(nodes: list, words: str) -> None:
+@pytest.mark.parametrize(
+    "nodes, words",
+    [
+        (
+            [{"name": "n", "op": "IsVariableInitialized", "input": []}],
+            r"node 'n' \(IsVariableInitialized\): field 'input' lists 0 data inputs.*variable reference at input 0",
+        ),
+        (
+            [{"name": "n", "op": "Exit", "input": ["a:0"]}],
+            r"node 'n' \(Exit\): field 'input' is outside any while loop",
+        ),
+        (
+            [
+                {"name": "m", "op": "Merge", "input": ["a:0", "nx:0"]},
+                {"name": "nx", "op": "NextIteration", "input": ["m:0"]},
+            ],
+            r"\(NextIteration\): field 'input' is outside any while loop",
+        ),
+        (
+            [
+                {"name": "m", "op": "Merge", "input": ["nx:0"]},
+                {"name": "nx", "op": "NextIteration", "input": ["m:0"]},
+            ],
+            r"node 'm' \(Merge\): field 'input' lists only NextIteration outputs",
+        ),
+        (
+            [
+                {
+                    "name": "e",
+                    "op": "Enter",
+                    "input": ["a:0"],
+                    "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 0},
+                }
+            ],
+            r"node 'e' \(Enter\): field 'attr' has parallel_iterations 0",
+        ),
+        (
+            [
+                {
+                    "name": "e",
+                    "op": "Enter",
+                    "input": ["a:0"],
+                    "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 1},
+                },
+                {"name": "n", "op": "Add", "input": ["e:0", "a:0"]},
+            ],
+            r"node 'n' \(Add\): field 'input' mixes tensors of different while-loop frames",
+        ),
+        (
+            [
+                {
+                    "name": "e",
+                    "op": "Enter",
+                    "input": ["a:0"],
+                    "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2},
+                },
+                {
+                    "name": "e2",
+                    "op": "Enter",
+                    "input": ["e:0"],
+                    "attr": {"frame_name": "f", "is_constant": False, "parallel_iterations": 2},
+                },
+            ],
+            r"node 'e2' \(Enter\): field 'attr' enters frame 'f' from inside a frame of the same name",
+        ),
+    ],
+)
+def test_graph_defs_that_would_fail_inside_the_runtime_are_rejected_at_import(
+    nodes: list, words: str
+) -> None:
     with ac.Graph().as_default() as g, pytest.raises(GraphError, match=words):
         ac.import_graph_def(_with_nodes(*nodes), name="")
     assert g.get_operations() == []
@@ -180,9 +271,11 @@ async def test_nested_loops_conds_and_loop_gradients_still_import_and_compute_th
         x = ac.placeholder(ac.float32, [], name="x")
 
         def outer(i: Any, v: Any) -> tuple[Any, Any]:
-            _, w = ac.while_loop(lambda j, w: j < 3,
-                                 lambda j, w: (j + 1, ac.cond(w > 100.0, lambda: w, lambda: w * x)),
-                                 [ac.constant(0), v])
+            _, w = ac.while_loop(
+                lambda j, w: j < 3,
+                lambda j, w: (j + 1, ac.cond(w > 100.0, lambda: w, lambda: w * x)),
+                [ac.constant(0), v],
+            )
             return i + 1, w + 1.0
 
         nested = ac.while_loop(lambda i, v: i < 2, outer, [ac.constant(0), x])[1]
@@ -197,15 +290,36 @@ async def test_nested_loops_conds_and_loop_gradients_still_import_and_compute_th
 
 
 _SOURCES = ["a:0", "a:0", "p:0"]
-_random_node_attrs = st.sampled_from([
-    {}, {}, {}, {"T": {"dtype": "float32"}}, {"dtype": {"dtype": "float32"}}, {"axis": 0}, {"N": 2},
-    {"frame_name": "f", "is_constant": False, "parallel_iterations": 2}, {"shape": {"tuple": [2]}},
-])
+_random_node_attrs = st.sampled_from(
+    [
+        {},
+        {},
+        {},
+        {"T": {"dtype": "float32"}},
+        {"dtype": {"dtype": "float32"}},
+        {"axis": 0},
+        {"N": 2},
+        {"frame_name": "f", "is_constant": False, "parallel_iterations": 2},
+        {"shape": {"tuple": [2]}},
+    ]
+)
 
 
 # ops whose inputs the runtime relies on beyond what their shape rules check
-_STRUCTURAL = st.sampled_from(["Enter", "Exit", "NextIteration", "Merge", "Switch", "LoopCond", "IsVariableInitialized",
-                               "Assign", "AssignAdd", "Identity"])
+_STRUCTURAL = st.sampled_from(
+    [
+        "Enter",
+        "Exit",
+        "NextIteration",
+        "Merge",
+        "Switch",
+        "LoopCond",
+        "IsVariableInitialized",
+        "Assign",
+        "AssignAdd",
+        "Identity",
+    ]
+)
 
 
 @st.composite
@@ -213,8 +327,14 @@ def _random_chain(draw: st.DrawFn) -> dict[str, Any]:
     nodes, names = [], list(_SOURCES)
     for k in range(draw(st.integers(1, 3))):
         inputs = draw(st.lists(st.sampled_from(names), max_size=3))
-        nodes.append({"name": f"n{k}", "op": draw(_STRUCTURAL | st.sampled_from(OP_TYPES)), "input": inputs,
-                      "attr": draw(_random_node_attrs)})
+        nodes.append(
+            {
+                "name": f"n{k}",
+                "op": draw(_STRUCTURAL | st.sampled_from(OP_TYPES)),
+                "input": inputs,
+                "attr": draw(_random_node_attrs),
+            }
+        )
         names += [f"n{k}:0", f"n{k}:0"]
     return _with_nodes(*nodes)
 
@@ -227,7 +347,9 @@ async def _run_every_op(g: ac.Graph) -> None:
             try:
                 await asyncio.wait_for(sess.run(op.outputs[0] if op.outputs else op), 10)
             except ac.errors.OpError as exc:
-                assert "object has no attribute" not in str(exc) and "failed unexpectedly" not in str(exc), exc
+                assert "object has no attribute" not in str(exc) and "failed unexpectedly" not in str(exc), (
+                    exc
+                )
 
 
 @pytest.mark.slow

@@ -167,6 +167,7 @@ def test_v1_cross_entropy_stops_the_gradient_into_labels_but_v2_does_not() -> No
 
 # -- random ops ------------------------------------------------------------------------------
 
+
 def test_random_ops_are_stateful_and_seeded_per_op() -> None:
     for t in ("RandomStandardNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt"):
         assert OP_DEFS[t].stateful

@@ -65,7 +65,9 @@ async def test_one_gradient_descent_step_is_var_minus_lr_times_grad() -> None:
 async def test_momentum_steps_follow_tf_update_formulas(nesterov: bool) -> None:
     lr, mu = 0.05, 0.9
     values, grads, _ = await _steps(
-        Regression(), lambda: ac.train.MomentumOptimizer(lr, mu, use_nesterov=nesterov), 3,
+        Regression(),
+        lambda: ac.train.MomentumOptimizer(lr, mu, use_nesterov=nesterov),
+        3,
     )
     accum = [np.zeros_like(v) for v in values[0]]
     var = [v.copy() for v in values[0]]
@@ -98,7 +100,10 @@ async def test_adam_advances_its_beta_powers_after_each_step() -> None:
         opt = ac.train.AdamOptimizer(0.1, beta1=0.5, beta2=0.25)
         train = opt.minimize(model.loss)
         init = ac.global_variables_initializer()
-    b1p, b2p = (next(v for v in ac.global_variables(model.graph) if v.op.name == n) for n in ("beta1_power", "beta2_power"))
+    b1p, b2p = (
+        next(v for v in ac.global_variables(model.graph) if v.op.name == n)
+        for n in ("beta1_power", "beta2_power")
+    )
     async with ac.Session(model.graph) as sess:
         await sess.run(init)
         assert await sess.run([b1p, b2p]) == pytest.approx([0.5, 0.25])
@@ -119,10 +124,14 @@ def test_slot_variables_are_named_like_tf_and_are_global_but_not_trainable() -> 
     trainable = {v.op.name for v in ac.trainable_variables(model.graph)}
     assert trainable == {"w", "b", "unused"}
     assert mom.get_slot(model.w, "momentum").op.name == "w/Momentum"
-    assert adam.get_slot(model.w, "m").op.name == "w/Adam" and adam.get_slot(model.w, "v").op.name == "w/Adam_1"
+    assert (
+        adam.get_slot(model.w, "m").op.name == "w/Adam" and adam.get_slot(model.w, "v").op.name == "w/Adam_1"
+    )
     assert adam.get_slot(model.b, "m") is None
     assert adam.get_slot_names() == ["m", "v"]
-    update_types = {op.type for op in model.graph.get_operations() if op.name.startswith(("Momentum/", "Adam/"))}
+    update_types = {
+        op.type for op in model.graph.get_operations() if op.name.startswith(("Momentum/", "Adam/"))
+    }
     assert {"ApplyMomentum", "ApplyAdam", "Assign"} <= update_types
     assert model.graph.get_operation_by_name("Momentum/update_w/ApplyMomentum").type == "ApplyMomentum"
 
@@ -181,13 +190,19 @@ async def test_a_learning_rate_tensor_is_read_at_each_step() -> None:
     assert after.dtype == np.float32 and not np.allclose(after, before)
 
 
-@pytest.mark.parametrize("make_opt,steps", [
-    (lambda: ac.train.GradientDescentOptimizer(0.2), 300),
-    (lambda: ac.train.MomentumOptimizer(0.05, 0.9), 200),
-    (lambda: ac.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True), 200),
-    (lambda: ac.train.AdamOptimizer(0.1), 300),
-], ids=["sgd", "momentum", "nesterov", "adam"])
-async def test_training_a_linear_regression_reaches_a_low_loss(make_opt: Callable[[], Any], steps: int) -> None:
+@pytest.mark.parametrize(
+    "make_opt,steps",
+    [
+        (lambda: ac.train.GradientDescentOptimizer(0.2), 300),
+        (lambda: ac.train.MomentumOptimizer(0.05, 0.9), 200),
+        (lambda: ac.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True), 200),
+        (lambda: ac.train.AdamOptimizer(0.1), 300),
+    ],
+    ids=["sgd", "momentum", "nesterov", "adam"],
+)
+async def test_training_a_linear_regression_reaches_a_low_loss(
+    make_opt: Callable[[], Any], steps: int
+) -> None:
     model = Regression(ac.float32)
     with model.graph.as_default():
         train = make_opt().minimize(model.loss)

@@ -15,6 +15,7 @@ SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
 FULL = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
 
 if "TestCpuOnlyIdentity" not in OP_DEFS:
+
     @register_op("TestCpuOnlyIdentity")
     def _shape(op):
         return [(op.inputs[0].dtype, op.inputs[0].shape.dims)]
@@ -22,6 +23,7 @@ if "TestCpuOnlyIdentity" not in OP_DEFS:
     not_differentiable("TestCpuOnlyIdentity")
 
 if "TestCpuOnlyIdentity" not in KERNELS:
+
     @register_kernel("TestCpuOnlyIdentity", devices=("CPU",))
     def _kernel(ctx):
         return lambda x: x
@@ -125,9 +127,15 @@ async def test_colocate_gradients_with_ops_places_each_gradient_beside_its_forwa
     async with ac.Session(g, config=config) as sess:
         await sess.run(init)
         md = ac.RunMetadata()
-        await sess.run(train, {x: np.ones((4, 3), np.float32)},
-                       options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=md)
+        await sess.run(
+            train,
+            {x: np.ones((4, 3), np.float32)},
+            options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
+            run_metadata=md,
+        )
         w_after = await sess.run(w)
-    grad_devices = {s.device for s in md.step_stats if s.node_name.startswith("gradients/") and s.op_type == "MatMul"}
+    grad_devices = {
+        s.device for s in md.step_stats if s.node_name.startswith("gradients/") and s.op_type == "MatMul"
+    }
     assert grad_devices == ({"/device:GPU:0"} if colocate else {"/device:CPU:0"}), grad_devices
     np.testing.assert_allclose(w_after, 1.0 - 0.1 * 2 * 3 * 4 * np.ones((3, 2)))  # the same step either way

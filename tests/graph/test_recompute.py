@@ -66,8 +66,14 @@ def test_the_rewrite_duplicates_the_cheap_chain_under_recompute_and_triggers_it_
     for copy in ("recompute/Relu", "recompute/Square"):
         assert [c.name for c in op(copy).control_inputs] == ["gradients/Mean_grad/Reshape"]
     # the gradient ops now read the copies; the forward ops and the source's consumers do not change
-    assert _names(op("gradients/Mean_grad/BroadcastLike").inputs) == ["gradients/Mean_grad/Reshape:0", "recompute/Square:0"]
-    assert _names(op("gradients/Square_grad/Mul_1").inputs) == ["gradients/Square_grad/Mul:0", "recompute/Relu:0"]
+    assert _names(op("gradients/Mean_grad/BroadcastLike").inputs) == [
+        "gradients/Mean_grad/Reshape:0",
+        "recompute/Square:0",
+    ]
+    assert _names(op("gradients/Square_grad/Mul_1").inputs) == [
+        "gradients/Square_grad/Mul:0",
+        "recompute/Relu:0",
+    ]
     assert _names(op("gradients/Relu_grad/ReluGrad").inputs) == ["gradients/Square_grad/Mul_1:0", "MatMul:0"]
     assert _names(op("Square").inputs) == ["Relu:0"] and _names(op("Mean").inputs) == ["Square:0"]
     # consumer lists follow the rewiring, and creation order is still a topological order
@@ -107,7 +113,10 @@ def test_mark_for_recompute_hints_existing_ops_and_a_hinted_expensive_op_is_reco
     _, manual = optimize_for_run(g, [loss.name], [train.name], [x.name], "manual")
     _, heuristics = optimize_for_run(g, [loss.name], [train.name], [x.name], "heuristics")
     assert set(manual) == {"Exp"}
-    assert set(heuristics) == {"Exp", "mul"}  # Sum's gradient reads e * e (named "mul" as in TF1) for its shape
+    assert set(heuristics) == {
+        "Exp",
+        "mul",
+    }  # Sum's gradient reads e * e (named "mul" as in TF1) for its shape
 
 
 def test_ops_whose_inputs_depend_on_gradients_are_not_candidates():
@@ -150,7 +159,10 @@ def test_optimize_for_run_rewrites_a_copy_keeping_names_and_variable_sharing_and
     assert [(op.name, _names(op.inputs)) for op in g.get_operations()] == before
     for op in g.get_operations():
         assert copy.get_operation_by_name(op.name).type == op.type
-    assert copy.get_operation_by_name("w").attrs["shared_name"] == g.get_operation_by_name("w").attrs["shared_name"]
+    assert (
+        copy.get_operation_by_name("w").attrs["shared_name"]
+        == g.get_operation_by_name("w").attrs["shared_name"]
+    )
     assert copy.get_operation_by_name("recompute/Relu").type == "Relu"
 
 
@@ -209,6 +221,7 @@ def test_the_memory_optimizer_setting_is_validated_and_read_from_the_environment
 
 # -- through a session ------------------------------------------------------------------------
 
+
 def _mlp(hint: bool) -> tuple[ac.Graph, dict]:
     g = ac.Graph()
     rng = np.random.default_rng(0)
@@ -235,7 +248,9 @@ def _mlp(hint: bool) -> tuple[ac.Graph, dict]:
 
 
 def _config(mode: str) -> ac.SessionConfig:
-    return ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB, memory_optimizer=mode)
+    return ac.SessionConfig(
+        gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB, memory_optimizer=mode
+    )
 
 
 async def test_training_gives_identical_losses_and_weights_with_recomputation_off_heuristics_and_manual():
@@ -247,7 +262,10 @@ async def test_training_gives_identical_losses_and_weights_with_recomputation_of
         g, t = _mlp(hint=True)
         async with ac.Session(g, config=_config(mode)) as sess:
             await sess.run(t["init"])
-            losses = [float((await sess.run([t["loss"], t["train"]], {t["x"]: xb, t["y"]: yb}))[0]) for _ in range(6)]
+            losses = [
+                float((await sess.run([t["loss"], t["train"]], {t["x"]: xb, t["y"]: yb}))[0])
+                for _ in range(6)
+            ]
             weights = await sess.run(t["ws"])
         results[mode] = (losses, weights)
     off_losses, off_weights = results["off"]
@@ -267,7 +285,9 @@ async def test_a_model_with_a_while_loop_and_a_cond_trains_identically_and_nothi
             w1 = ac.Variable(np.full((8, 8), 0.1, np.float32), name="w1")
             w2 = ac.Variable(np.full((8, 1), 0.2, np.float32), name="w2")
             h = ac.nn.sigmoid(ac.matmul(x, w1)) * 1.5
-            _, h = ac.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, ac.nn.tanh(v * 0.9) + 0.1), [ac.constant(0), h])
+            _, h = ac.while_loop(
+                lambda i, v: i < 3, lambda i, v: (i + 1, ac.nn.tanh(v * 0.9) + 0.1), [ac.constant(0), h]
+            )
             h = ac.cond(ac.reduce_sum(h) > 0.0, lambda: ac.nn.sigmoid(h), lambda: h * 0.5)
             loss = ac.reduce_mean(ac.square(ac.matmul(h, w2) - 1.0))
             train = ac.train.GradientDescentOptimizer(0.5).minimize(loss)
@@ -287,7 +307,9 @@ async def test_a_model_with_a_while_loop_and_a_cond_trains_identically_and_nothi
             _assert_topological_but_back_edges(copy)
         async with ac.Session(g, config=_config(mode)) as sess:
             await sess.run(t["init"])
-            losses[mode] = [float((await sess.run([t["loss"], t["train"]], {t["x"]: xb}))[0]) for _ in range(4)]
+            losses[mode] = [
+                float((await sess.run([t["loss"], t["train"]], {t["x"]: xb}))[0]) for _ in range(4)
+            ]
     assert losses["heuristics"] == losses["off"]
 
 
@@ -295,7 +317,9 @@ def _assert_topological_but_back_edges(g: ac.Graph) -> None:
     order = _creation_order(g)
     for op in g.get_operations():
         for t in op.inputs:
-            assert order[t.op.name] < order[op.name] or (op.type == "Merge" and t.op.type == "NextIteration"), op.name
+            assert order[t.op.name] < order[op.name] or (
+                op.type == "Merge" and t.op.type == "NextIteration"
+            ), op.name
 
 
 def _deep(blocks: int, batch: int, width: int) -> tuple[ac.Graph, dict]:
@@ -307,7 +331,9 @@ def _deep(blocks: int, batch: int, width: int) -> tuple[ac.Graph, dict]:
         with ac.device("/gpu:0"):
             h = x
             for i in range(blocks):
-                w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
+                w = ac.Variable(
+                    (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}"
+                )
                 z = ac.matmul(h, w)
                 c = z - ac.reduce_mean(z, axis=-1, keepdims=True)
                 n = c * ac.rsqrt(ac.reduce_mean(ac.square(c), axis=-1, keepdims=True) + 1e-5)
@@ -339,9 +365,25 @@ async def test_recomputation_clearly_lowers_the_peak_device_memory_of_a_deep_mod
 @pytest.mark.slow
 def test_the_benchmark_prints_peak_memory_and_step_time_for_both_modes():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench_recompute.py"), "--blocks", "12", "--batch", "32",
-         "--width", "32", "--steps", "2", "--warmup", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench_recompute.py"),
+            "--blocks",
+            "12",
+            "--batch",
+            "32",
+            "--width",
+            "32",
+            "--steps",
+            "2",
+            "--warmup",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "peak reduced by" in out.stdout and "step time cost" in out.stdout

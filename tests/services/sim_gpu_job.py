@@ -40,19 +40,33 @@ async def main() -> int:
         with ac.device("/gpu:0"):
             hold = ac.Variable(zeros, name="hold")
             out = ac.reduce_sum(hold)
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=args.sim_memory_mib * MiB,
-                              vmem=bool(args.vmem), statistics_file=args.status, statistics_interval=0.05)
+    config = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=args.sim_memory_mib * MiB,
+        vmem=bool(args.vmem),
+        statistics_file=args.status,
+        statistics_interval=0.05,
+    )
     async with ac.Session(g, config=config) as sess:
         try:
             await sess.run(hold.initializer)
         except ac.errors.ResourceExhaustedError as exc:
-            await asyncio.to_thread(_write_json, args.ready, {"error": type(exc).__name__, "message": str(exc)})
+            await asyncio.to_thread(
+                _write_json, args.ready, {"error": type(exc).__name__, "message": str(exc)}
+            )
             return 3
         s = sess.memory_stats("/gpu:0")
-        await asyncio.to_thread(_write_json, args.ready, {
-            "bytes_in_use": s.bytes_in_use, "pool_bytes": s.pool_bytes, "host_bytes_in_use": s.host_bytes_in_use,
-            "num_host_fallbacks": s.num_host_fallbacks,
-        })
+        await asyncio.to_thread(
+            _write_json,
+            args.ready,
+            {
+                "bytes_in_use": s.bytes_in_use,
+                "pool_bytes": s.pool_bytes,
+                "host_bytes_in_use": s.host_bytes_in_use,
+                "num_host_fallbacks": s.num_host_fallbacks,
+            },
+        )
         while not os.path.exists(args.stop):
             await sess.run(out)
             await sess.flush_statistics()

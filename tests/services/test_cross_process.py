@@ -20,12 +20,33 @@ JOB = Path(__file__).with_name("sim_gpu_job.py")
 
 class Job:
     def __init__(self, tmp: Path, name: str, mib: int, sim_mib: int = 64, vmem: bool = True) -> None:
-        self.ready, self.status, self.stop = (tmp / f"{name}.{kind}" for kind in ("ready", "status.json", "stop"))
+        self.ready, self.status, self.stop = (
+            tmp / f"{name}.{kind}" for kind in ("ready", "status.json", "stop")
+        )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "antcolony", "run", str(JOB), "--mib", str(mib), "--sim-memory-mib", str(sim_mib),
-             "--vmem", str(int(vmem)), "--status", str(self.status), "--ready", str(self.ready),
-             "--stop", str(self.stop)],
-            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "antcolony",
+                "run",
+                str(JOB),
+                "--mib",
+                str(mib),
+                "--sim-memory-mib",
+                str(sim_mib),
+                "--vmem",
+                str(int(vmem)),
+                "--status",
+                str(self.status),
+                "--ready",
+                str(self.ready),
+                "--stop",
+                str(self.stop),
+            ],
+            env=dict(os.environ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
 
     def wait_ready(self, timeout: float = 60.0) -> dict:
@@ -83,7 +104,9 @@ def test_a_second_process_falls_back_to_host_memory_and_both_status_files_show_t
 
             def both_show_total():
                 sa, sb = a.gpu_status(), b.gpu_status()
-                return sa and sb and sa["deviceMemUsedNvidia"] == sb["deviceMemUsedNvidia"] == total and (sa, sb)
+                return (
+                    sa and sb and sa["deviceMemUsedNvidia"] == sb["deviceMemUsedNvidia"] == total and (sa, sb)
+                )
 
             sa, sb = _until(both_show_total)
             assert sb["hostMemUsedMax"] >= 24 * MiB and sa["hostMemUsedMax"] == 0

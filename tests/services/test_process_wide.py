@@ -25,8 +25,13 @@ def write_json(path: Path, body: dict) -> None:
 
 def _config(tmp: Path) -> ac.SessionConfig:
     return ac.SessionConfig(
-        gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB, resource_config_file=str(tmp / "job.json"),
-        statistics_file=str(tmp / "status.json"), config_poll_interval=0.02, statistics_interval=0.05,
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=256 * MiB,
+        resource_config_file=str(tmp / "job.json"),
+        statistics_file=str(tmp / "status.json"),
+        config_poll_interval=0.02,
+        statistics_interval=0.05,
     )
 
 
@@ -38,13 +43,19 @@ def _model(width: int, batch: int = 512) -> tuple[ac.Graph, dict]:
         x = ac.placeholder(ac.float32, [batch, width], name="x")
         h = x
         for i in range(3):
-            w = ac.Variable((rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}")
+            w = ac.Variable(
+                (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32), name=f"w{i}"
+            )
             h = ac.nn.relu(ac.matmul(h, w))
         loss = ac.reduce_mean(ac.square(h))
         train = ac.train.GradientDescentOptimizer(0.01).minimize(loss)
         init = ac.global_variables_initializer()
-    return g, {"train": train, "init": init, "loss": loss,
-               "feed": {x: rng.standard_normal((batch, width)).astype(np.float32)}}
+    return g, {
+        "train": train,
+        "init": init,
+        "loss": loss,
+        "feed": {x: rng.standard_normal((batch, width)).astype(np.float32)},
+    }
 
 
 @pytest.mark.slow
@@ -74,16 +85,24 @@ async def test_two_sessions_share_the_process_limit_and_status_file(tmp_path):
     durations = status["Durations"]
     # the init run and the train step of each session: four executors, four distinct graph ids
     assert len(durations) == 4 and all(v > 0 for v in durations.values()), durations
-    gpu = status["gpuUsageInfo"]["0000:01:00.0"] if "0000:01:00.0" in status["gpuUsageInfo"] \
+    gpu = (
+        status["gpuUsageInfo"]["0000:01:00.0"]
+        if "0000:01:00.0" in status["gpuUsageInfo"]
         else next(iter(status["gpuUsageInfo"].values()))
+    )
     assert gpu["deviceMemUsedMax"] <= 24 * MiB
     assert gpu["deviceMemUsedNvidia"] == stats.pool_bytes  # the ledger: this process alone on the device
 
 
 async def test_graph_ids_are_unique_across_sessions_of_a_process(tmp_path):
     (g1, t1), (g2, t2) = _model(64, 8), _model(32, 8)
-    cfg = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB,
-                           statistics_file=str(tmp_path / "status.json"), statistics_interval=0.05)
+    cfg = ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=256 * MiB,
+        statistics_file=str(tmp_path / "status.json"),
+        statistics_interval=0.05,
+    )
     async with ac.Session(g1, config=cfg) as a:
         await a.run(t1["init"])
         await a.run(t1["train"], t1["feed"])
@@ -101,8 +120,12 @@ async def test_a_second_config_file_in_one_process_is_refused_with_the_file_in_f
     g, t = _model(32, 8)
     async with ac.Session(g, config=_config(tmp_path)) as a:
         await a.run(t["init"])
-        other = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB,
-                                 resource_config_file=str(tmp_path / "other.json"))
+        other = ac.SessionConfig(
+            gpu_backend="sim",
+            sim_gpu_count=1,
+            sim_gpu_memory=256 * MiB,
+            resource_config_file=str(tmp_path / "other.json"),
+        )
         with pytest.raises(ac.errors.ConfigError, match=r"already follows .*job\.json"):
             async with ac.Session(g, config=other) as b:
                 await b.run(t["init"])

@@ -30,8 +30,13 @@ def write_config(path: Path, **body) -> None:
 
 
 def _config(path: Path, **kw) -> ac.SessionConfig:
-    base = dict(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=512 * MiB, resource_config_file=str(path),
-                config_poll_interval=0.02)
+    base = dict(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=512 * MiB,
+        resource_config_file=str(path),
+        config_poll_interval=0.02,
+    )
     base.update(kw)
     return ac.SessionConfig(**base)
 
@@ -58,7 +63,9 @@ async def _until(predicate, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def test_a_new_memory_limit_takes_effect_at_the_first_step_boundary_after_the_listener_sees_it(tmp_path):
+async def test_a_new_memory_limit_takes_effect_at_the_first_step_boundary_after_the_listener_sees_it(
+    tmp_path,
+):
     path = tmp_path / "job.json"
     write_config(path, gpuConfigInfo={BUS: {"maxDeviceMem": 256 * MiB}})
     g, t = _model()
@@ -135,14 +142,21 @@ async def test_a_shrink_blocked_by_live_data_is_retried_until_the_data_is_freed(
         assert (gpu["deviceMemLimitAsked"], gpu["deviceMemLimit"]) == (2 * MiB, blocked)
         assert "live allocation" in gpu["deviceMemLimitReason"] and "4.00 MiB" in gpu["deviceMemLimitReason"]
         shown = format_status_table(parse_status(status_path.read_text(), str(status_path)))
-        assert f"memory limit {blocked / MiB:.1f} MiB (asked 2.0 MiB: " in shown and "live allocation(s) of 4.00 MiB" in shown, shown
+        assert (
+            f"memory limit {blocked / MiB:.1f} MiB (asked 2.0 MiB: " in shown
+            and "live allocation(s) of 4.00 MiB" in shown
+        ), shown
         await sess.run(release.op)  # frees the 4 MiB tensor; the retry at this boundary reaches the target
         await sess.run(tick.op)
         assert sess.memory_stats("/gpu:0").bytes_limit == 2 * MiB
         await sess.run(tick.op)
         assert await sess.flush_statistics()
     gpu = json.loads(status_path.read_text())["gpuUsageInfo"][BUS]
-    assert (gpu["deviceMemLimitAsked"], gpu["deviceMemLimit"], gpu["deviceMemLimitReason"]) == (2 * MiB, 2 * MiB, "")
+    assert (gpu["deviceMemLimitAsked"], gpu["deviceMemLimit"], gpu["deviceMemLimitReason"]) == (
+        2 * MiB,
+        2 * MiB,
+        "",
+    )
 
 
 def _wide_model(size: int = 384, width: int = 8) -> tuple[ac.Graph, dict]:
@@ -174,8 +188,9 @@ async def _busy_fraction(sess: ac.Session, t: dict, steps: int) -> tuple[float, 
     start = last = time.perf_counter()
     for _ in range(steps):
         md = ac.RunMetadata()
-        await sess.run(t["out"], t["feed"], options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
-                       run_metadata=md)
+        await sess.run(
+            t["out"], t["feed"], options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE), run_metadata=md
+        )
         now = time.perf_counter()
         times.append(now - last)
         last = now
@@ -236,16 +251,21 @@ async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(
     write_config(path, perfControl=100)
     g, t = _model()
     other_g, other = _model(size=64, depth=1)
-    async with ac.Session(g, config=_config(path)) as sess, \
-            ac.Session(other_g, config=ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1,
-                                                        sim_gpu_memory=512 * MiB)) as free:
+    async with (
+        ac.Session(g, config=_config(path)) as sess,
+        ac.Session(
+            other_g, config=ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=512 * MiB)
+        ) as free,
+    ):
         await sess.run(t["init"])
         await free.run(other["init"])
         write_config(path, perfControl=0)
         await sess.resource_manager.refresh()
         resident = sess.memory_stats("/gpu:0").bytes_in_use
         suspended = asyncio.ensure_future(sess.run(t["out"], t["feed"]))
-        await until(lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary")
+        await until(
+            lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary"
+        )
         assert not suspended.done()
         assert sess.memory_stats("/gpu:0").bytes_in_use == resident
         for _ in range(5):
@@ -267,7 +287,9 @@ async def test_close_ends_a_suspended_job_promptly(tmp_path):
     write_config(path, perfControl=0)
     await sess.resource_manager.refresh()
     suspended = asyncio.ensure_future(sess.run(t["out"], t["feed"]))
-    await until(lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary")
+    await until(
+        lambda: sess.resource_manager.stats().suspended_callers == 1, "the run suspended at its boundary"
+    )
     assert not suspended.done()
     started = time.perf_counter()
     await sess.close()

@@ -31,6 +31,7 @@ async def test_actions_run_before_and_after_each_step_in_phase_order_across_regi
     def record(tag: str):
         def fn(ctx):
             calls.append((tag, ctx.graph_id, ctx.duration_us))
+
         return fn
 
     async def async_post(ctx):
@@ -39,7 +40,9 @@ async def test_actions_run_before_and_after_each_step_in_phase_order_across_regi
     register_run_action(RunGroup.POST, 5, name="test-global-post")(record("post-global-5"))
     try:
         async with ac.Session(g) as sess:
-            run_actions_of(get_runtime()).add(RunAction("rt-post", RunGroup.POST, 1, record("post-runtime-1")))
+            run_actions_of(get_runtime()).add(
+                RunAction("rt-post", RunGroup.POST, 1, record("post-runtime-1"))
+            )
             sess.add_run_action(RunAction("s-post", RunGroup.POST, 2, async_post))
             sess.add_run_action(RunAction("s-pre", RunGroup.PRE, 1, record("pre")))
             assert await sess.run(c) == 6.0

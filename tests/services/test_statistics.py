@@ -70,11 +70,32 @@ class FakeNvml:
         return SimpleNamespace(total=16 << 30, free=(16 << 30) - self.used[handle], used=self.used[handle])
 
 
-def gpu(in_use: int = 1000, window_peak: int = 3000, peak: int | None = None, pool: int = 8000,
-        stable: int = 4000, host_in_use: int = 0, host_peak: int = 0, fallbacks: int = 0,
-        reason: str = "", bus: str = BUS) -> GpuUsage:
-    return GpuUsage(bus, 0, in_use, window_peak, window_peak if peak is None else peak, pool, stable,
-                    host_in_use, host_peak, 1 << 20, fallbacks, reason)
+def gpu(
+    in_use: int = 1000,
+    window_peak: int = 3000,
+    peak: int | None = None,
+    pool: int = 8000,
+    stable: int = 4000,
+    host_in_use: int = 0,
+    host_peak: int = 0,
+    fallbacks: int = 0,
+    reason: str = "",
+    bus: str = BUS,
+) -> GpuUsage:
+    return GpuUsage(
+        bus,
+        0,
+        in_use,
+        window_peak,
+        window_peak if peak is None else peak,
+        pool,
+        stable,
+        host_in_use,
+        host_peak,
+        1 << 20,
+        fallbacks,
+        reason,
+    )
 
 
 def report(us: float = 1000.0, graph: str = "graph_1", **kw: Any) -> StepReport:
@@ -82,8 +103,13 @@ def report(us: float = 1000.0, graph: str = "graph_1", **kw: Any) -> StepReport:
 
 
 def start(path: Path, clock: FakeClock, nvml: NvmlReader | None = None, **kw: Any) -> ActorRef:
-    return get_runtime().spawn(StatisticsDumper, str(path), clock=clock,
-                               nvml=nvml if nvml is not None else NvmlReader(NoNvml()), **kw)
+    return get_runtime().spawn(
+        StatisticsDumper,
+        str(path),
+        clock=clock,
+        nvml=nvml if nvml is not None else NvmlReader(NoNvml()),
+        **kw,
+    )
 
 
 async def send(ref: ActorRef, message: StepReport) -> None:
@@ -110,16 +136,27 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "status.json"
 
 
-async def test_the_first_report_writes_a_file_with_exactly_antmans_schema(path: Path, clock: FakeClock) -> None:
+async def test_the_first_report_writes_a_file_with_exactly_antmans_schema(
+    path: Path, clock: FakeClock
+) -> None:
     ref = start(path, clock)
     await send(ref, report(1234.4, in_use=1000, window_peak=3000, host_in_use=10, host_peak=20, fallbacks=0))
     assert (await settle(ref)).writes == 1
     written = await on_disk(path)
     assert written == {
-        "gpuUsageInfo": {KEY: {
-            "deviceMemUsedMax": 3000, "deviceMemUsedMin": 1000, "deviceMemPoolSize": 8000,
-            "deviceMemStable": 4000, "hostMemUsedMax": 20, "hostMemUsedMin": 10,
-            "hostMemPoolSize": 1 << 20, "swapReason": "", "deviceMemUsedNvidia": -1}},
+        "gpuUsageInfo": {
+            KEY: {
+                "deviceMemUsedMax": 3000,
+                "deviceMemUsedMin": 1000,
+                "deviceMemPoolSize": 8000,
+                "deviceMemStable": 4000,
+                "hostMemUsedMax": 20,
+                "hostMemUsedMin": 10,
+                "hostMemPoolSize": 1 << 20,
+                "swapReason": "",
+                "deviceMemUsedNvidia": -1,
+            }
+        },
         "miniBatchDuration": 1234,
         "Durations": {"graph_1": 1234},
     }
@@ -127,7 +164,9 @@ async def test_the_first_report_writes_a_file_with_exactly_antmans_schema(path: 
     assert load_status(path) == written == await ref.ask(GetStatus())
 
 
-async def test_nothing_is_written_within_the_interval_or_while_nothing_changes(path: Path, clock: FakeClock) -> None:
+async def test_nothing_is_written_within_the_interval_or_while_nothing_changes(
+    path: Path, clock: FakeClock
+) -> None:
     ref = start(path, clock, interval=10.0)
     for second in range(36):
         clock.now = 1000.0 + second
@@ -221,14 +260,20 @@ async def test_memory_figure_changes_trigger_a_write_at_the_next_check(path: Pat
     assert (await settle(ref)).writes == 2
     fields = (await on_disk(path))["gpuUsageInfo"][KEY]
     # The step at +10 s (1000 in use) wrote nothing, so it is still in the window of this write.
-    assert (fields["deviceMemUsedMin"], fields["deviceMemPoolSize"], fields["deviceMemStable"]) == (1000, 16000, 12000)
+    assert (fields["deviceMemUsedMin"], fields["deviceMemPoolSize"], fields["deviceMemStable"]) == (
+        1000,
+        16000,
+        12000,
+    )
     clock.now += 10
     await send(ref, report(in_use=1500, pool=16000, stable=12000))
     assert (await settle(ref)).writes == 3
     assert (await on_disk(path))["gpuUsageInfo"][KEY]["deviceMemUsedMin"] == 1500
 
 
-async def test_devicememusedmax_is_the_peak_of_the_window_since_the_last_write(path: Path, clock: FakeClock) -> None:
+async def test_devicememusedmax_is_the_peak_of_the_window_since_the_last_write(
+    path: Path, clock: FakeClock
+) -> None:
     ref = start(path, clock, interval=10.0)
     await send(ref, report(in_use=1000, window_peak=8000))
     await settle(ref)
@@ -263,7 +308,11 @@ async def test_swapreason_is_empty_without_a_host_fallback_in_the_window_else_th
 
 
 async def test_devicememusednvidia_is_minus_one_without_nvml_and_nvmls_figure_with_it(
-    path: Path, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    path: Path,
+    clock: FakeClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="antcolony.actors.services.nvml")
     ref = start(path, clock)
@@ -392,12 +441,23 @@ async def test_flush_writes_now_and_answers_whether_it_wrote(path: Path, clock: 
 
 def test_gpuusage_takes_its_figures_from_the_allocators_memory_stats() -> None:
     stats = MemoryStats(
-        bytes_in_use=1, peak_bytes_in_use=9, bytes_limit=100, pool_bytes=64, stable_bytes=32,
-        host_bytes_in_use=5, host_peak_bytes_in_use=7, num_allocs=3, num_host_fallbacks=2,
-        window_peak_bytes_in_use=4, host_window_peak_bytes_in_use=6, host_bytes_limit=1000,
+        bytes_in_use=1,
+        peak_bytes_in_use=9,
+        bytes_limit=100,
+        pool_bytes=64,
+        stable_bytes=32,
+        host_bytes_in_use=5,
+        host_peak_bytes_in_use=7,
+        num_allocs=3,
+        num_host_fallbacks=2,
+        window_peak_bytes_in_use=4,
+        host_window_peak_bytes_in_use=6,
+        host_bytes_limit=1000,
         swap_reason="OOM",
     )
-    assert GpuUsage.from_memory_stats(BUS, 0, stats) == GpuUsage(BUS, 0, 1, 4, 9, 64, 32, 5, 6, 1000, 2, "OOM")
+    assert GpuUsage.from_memory_stats(BUS, 0, stats) == GpuUsage(
+        BUS, 0, 1, 4, 9, 64, 32, 5, 6, 1000, 2, "OOM"
+    )
 
 
 def test_nvmlreader_initialises_once_and_answers_minus_one_on_any_device_error() -> None:

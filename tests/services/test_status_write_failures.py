@@ -37,7 +37,9 @@ async def test_repeated_identical_write_failures_log_one_warning_per_cause(
     caplog.set_level(logging.WARNING, logger=LOGGER)
     target = tmp_path / "missing" / "status.json"
     clock = _Clock()
-    ref = get_runtime().spawn(StatisticsDumper, str(target), clock=clock, nvml=NvmlReader(_NoNvml()), interval=10.0)
+    ref = get_runtime().spawn(
+        StatisticsDumper, str(target), clock=clock, nvml=NvmlReader(_NoNvml()), interval=10.0
+    )
 
     async def check(peak: int) -> None:
         clock.now += 10

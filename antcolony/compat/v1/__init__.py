@@ -20,6 +20,16 @@ from antcolony.graph.ops.logging_ops import print_v2 as print
 from . import logging, summary, train
 
 __all__ = [
-    *_api_names, "ConfigProto", "GPUOptions", "InteractiveSession", "NotDifferentiable", "RegisterGradient",
-    "Session", "get_default_session", "logging", "print", "summary", "train",
+    *_api_names,
+    "ConfigProto",
+    "GPUOptions",
+    "InteractiveSession",
+    "NotDifferentiable",
+    "RegisterGradient",
+    "Session",
+    "get_default_session",
+    "logging",
+    "print",
+    "summary",
+    "train",
 ]
