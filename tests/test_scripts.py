@@ -125,3 +125,8 @@ def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict
     assert float(rate.split()[4].split("/s")[0].replace(",", "")) > 0, rate
     missed = sum(line.endswith("MISSED") for line in table)
     assert f"MISSED: {missed} of " in out if missed else "all figures met" in out, out
+
+
+def test_the_hot_path_workload_runs_both_figures():
+    assert "us per node" in _run("bench_hot_path.py", "chain", "2")
+    assert "us per session.run" in _run("bench_hot_path.py", "fixed", "20")
