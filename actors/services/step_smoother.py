@@ -37,7 +37,6 @@ class StepSmoother:
     boundary); pure arithmetic, no clock of its own."""
 
     mean_s: float | None = None
-    left_s: float = 0.0  # what the last pause left owed (negative: granted)
 
     def pause(self, step_s: float, owed_s: float, busy_s: float | None, percent: int) -> float:
         """Seconds to pause after a step that lasted ``step_s``, kept its GPUs busy ``busy_s``
@@ -46,9 +45,7 @@ class StepSmoother:
         bound either way (see ``CARRY``).
         ``busy_s`` None (the first step seen) pays the step's debt in full."""
         if busy_s is None:
-            pause = max(owed_s, 0.0)
-            self.left_s = owed_s - pause
-            return pause
+            return max(owed_s, 0.0)
         # The mean follows what the GPU work asks for (busy * 100 / p), not the step's own
         # length: a step stalled on the host must not stretch the steps after it.
         full = busy_s * 100 / percent
@@ -56,9 +53,7 @@ class StepSmoother:
         even = self.mean_s - step_s  # the pause that makes this step last the mean
         pause = even + BLEND * (owed_s - even)
         cap = self._carry(percent)
-        pause = max(min(max(pause, owed_s - cap), owed_s + cap), 0.0)
-        self.left_s = owed_s - pause
-        return pause
+        return max(min(max(pause, owed_s - cap), owed_s + cap), 0.0)
 
     def _carry(self, percent: int) -> float:
         assert self.mean_s is not None
