@@ -10,31 +10,6 @@ from dataclasses import dataclass, field
 from antcolony.config.env import env_bool, env_float, env_int, env_mib, env_str
 from antcolony.errors import ConfigError
 
-
-def _reader(read: Callable[[str], object], name: str) -> Callable[[], object]:
-    return lambda: read(name)
-
-
-def _env_int(name: str) -> Callable[[], object]:
-    return _reader(env_int, name)
-
-
-def _env_bool(name: str) -> Callable[[], object]:
-    return _reader(env_bool, name)
-
-
-def _env_float(name: str) -> Callable[[], object]:
-    return _reader(env_float, name)
-
-
-def _env_mib(name: str) -> Callable[[], object]:
-    return _reader(env_mib, name)
-
-
-def _env_str(name: str) -> Callable[[], object]:
-    return _reader(env_str, name)
-
-
 #: MXNet's MXNET_ENGINE_TYPE names, accepted as aliases of the engine kinds.
 ENGINE_ALIASES = {
     "NaiveEngine": "naive",
@@ -54,6 +29,33 @@ def _engine_name(name: str) -> str:
 
 def _default_threads() -> int:
     return max(1, os.cpu_count() or 1)
+
+
+#: SessionConfig field -> (reader in config/env.py, environment variable); an explicit
+#: argument wins over the variable, the variable over the field's default.
+_FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
+    "inter_op_threads": (env_int, "ANTCOLONY_INTER_OP_THREADS"),
+    "inline_threshold": (env_int, "ANTCOLONY_INLINE_THRESHOLD"),
+    "intra_op_threads": (env_int, "ANTCOLONY_INTRA_OP_THREADS"),
+    "allow_soft_placement": (env_bool, "ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
+    "gpu_backend": (env_str, "ANTCOLONY_GPU_BACKEND"),
+    "sim_gpu_count": (env_int, "ANTCOLONY_SIM_GPU_COUNT"),
+    "sim_gpu_memory": (env_int, "ANTCOLONY_SIM_GPU_MEMORY"),
+    "gpu_compute_streams": (env_int, "ANTCOLONY_GPU_WORKER_NTHREADS"),
+    "gpu_copy_streams": (env_int, "ANTCOLONY_GPU_COPY_NTHREADS"),
+    "cpu_priority_threads": (env_int, "ANTCOLONY_CPU_PRIORITY_NTHREADS"),
+    "engine": (env_str, "ANTCOLONY_ENGINE_TYPE"),
+    "trace_file": (env_str, "ANTCOLONY_TRACE_FILE"),
+    "memory_optimizer": (env_str, "ANTCOLONY_MEMORY_OPTIMIZER"),
+    "resource_config_file": (env_str, "GPU_CONFIG_FILE"),
+    "statistics_file": (env_str, "GPU_STATUS_FILE"),
+    "config_poll_interval": (env_float, "ANTCOLONY_CONFIG_POLL_INTERVAL"),
+    "statistics_interval": (env_float, "ANTCOLONY_STATISTICS_INTERVAL"),
+    "gpu_memory_limit": (env_int, "ANTCOLONY_GPU_MEMORY_LIMIT"),
+    "allow_growth": (env_bool, "TF_FORCE_GPU_ALLOW_GROWTH"),
+    "vmem": (env_bool, "TF_GPU_VMEM"),
+    "host_mem_limit": (env_mib, "TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
+}
 
 
 @dataclass
@@ -142,34 +144,11 @@ class SessionConfig:
     memory_optimizer: str = "off"
 
     def __post_init__(self) -> None:
-        env = {
-            "inter_op_threads": _env_int("ANTCOLONY_INTER_OP_THREADS"),
-            "inline_threshold": _env_int("ANTCOLONY_INLINE_THRESHOLD"),
-            "intra_op_threads": _env_int("ANTCOLONY_INTRA_OP_THREADS"),
-            "allow_soft_placement": _env_bool("ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
-            "gpu_backend": _env_str("ANTCOLONY_GPU_BACKEND"),
-            "sim_gpu_count": _env_int("ANTCOLONY_SIM_GPU_COUNT"),
-            "sim_gpu_memory": _env_int("ANTCOLONY_SIM_GPU_MEMORY"),
-            "gpu_compute_streams": _env_int("ANTCOLONY_GPU_WORKER_NTHREADS"),
-            "gpu_copy_streams": _env_int("ANTCOLONY_GPU_COPY_NTHREADS"),
-            "cpu_priority_threads": _env_int("ANTCOLONY_CPU_PRIORITY_NTHREADS"),
-            "engine": _env_str("ANTCOLONY_ENGINE_TYPE"),
-            "trace_file": _env_str("ANTCOLONY_TRACE_FILE"),
-            "memory_optimizer": _env_str("ANTCOLONY_MEMORY_OPTIMIZER"),
-            "resource_config_file": _env_str("GPU_CONFIG_FILE"),
-            "statistics_file": _env_str("GPU_STATUS_FILE"),
-            "config_poll_interval": _env_float("ANTCOLONY_CONFIG_POLL_INTERVAL"),
-            "statistics_interval": _env_float("ANTCOLONY_STATISTICS_INTERVAL"),
-            "gpu_memory_limit": _env_int("ANTCOLONY_GPU_MEMORY_LIMIT"),
-            "allow_growth": _env_bool("TF_FORCE_GPU_ALLOW_GROWTH"),
-            "vmem": _env_bool("TF_GPU_VMEM"),
-            "host_mem_limit": _env_mib("TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
-        }
         explicit: frozenset[str] = getattr(self, "_explicit", frozenset())
-        for name, read in env.items():
+        for name, (read, variable) in _FROM_ENV.items():
             if name in explicit:
                 continue
-            value = read()
+            value = read(variable)
             if value is not None:
                 setattr(self, name, value)
         self.validate()
