@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
@@ -27,19 +28,30 @@ class Clock:
         return self.now
 
 
-def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = True):
-    """Each step: (host gap, kernel length) launches in a chain, then the manager's pause.
-    Returns (step times, [(wall time, busy time) at each step end], idle still owed at the end)."""
+@dataclass
+class Replay:
+    times: list[float]  # each step's length, its pause included
+    marks: list[tuple[float, float]]  # (wall time, busy time) at each step end
+    owed: float  # idle still owed at the end
+    held: list[float]  # time each step's launches were held
+    allowances: list[float]  # the allowance the smoother set after each step
+
+
+def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = True) -> Replay:
+    """Each step: (host gap, kernel length) launches in a chain, then the manager's pause."""
     clock = Clock()
     share = ComputeShare(clock=clock)
     share.set_percent(percent)
     smoother = StepSmoother()
-    times, marks, busy, last_end = [], [], 0.0, 0.0
+    out = Replay([], [], 0.0, [], [])
+    busy, last_end = 0.0, 0.0
     for n, kernels in enumerate(steps):
-        busy_before = busy
+        busy_before, held = busy, 0.0
         for gap, length in kernels:
             clock.now += gap
-            clock.now += share.hold_for(clock.now)
+            hold = share.hold_for(clock.now)
+            held += hold
+            clock.now += hold
             share.started()
             share.finished(clock.now, clock.now + length)
             clock.now += length
@@ -52,10 +64,13 @@ def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = 
         else:
             pause = max(owed, 0.0)
         clock.now += pause
-        times.append(clock.now - last_end)
-        marks.append((clock.now, busy))
+        out.times.append(clock.now - last_end)
+        out.marks.append((clock.now, busy))
+        out.held.append(held)
+        out.allowances.append(smoother.allowance(percent))
         last_end = clock.now
-    return times, marks, share.owed_now()
+    out.owed = share.owed_now()
+    return out
 
 
 def noisy_steps(rng: random.Random, n: int, cv: float, kernels: int = 8) -> list[list[tuple[float, float]]]:
@@ -77,8 +92,9 @@ def cv_of(xs: list[float]) -> float:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_smoothing_evens_step_times_and_keeps_the_share(percent, cv_ratio, seed):
     steps = noisy_steps(random.Random(seed), 60, cv=0.2)
-    exact, _, _ = replay(percent, steps, smooth=False)
-    smooth, marks, owed = replay(percent, steps)
+    exact = replay(percent, steps, smooth=False).times
+    run = replay(percent, steps)
+    smooth, marks, owed = run.times, run.marks, run.owed
     assert cv_of(smooth[4:]) <= cv_ratio * cv_of(exact[4:]), (cv_of(smooth[4:]), cv_of(exact[4:]))
     wall, busy = marks[-1]
     assert busy / wall == pytest.approx(percent / 100, abs=0.01)
@@ -90,31 +106,10 @@ def test_smoothing_evens_step_times_and_keeps_the_share(percent, cv_ratio, seed)
 def test_a_long_step_is_held_inside_once_past_its_allowance():
     """A step 6x as long as usual is not run as one unpaced burst: once its debt is past the
     allowance, the share holds its launches for (nearly) all the rest."""
-    rng = random.Random(0)
-    steps = noisy_steps(rng, 20, cv=0.0)
+    steps = noisy_steps(random.Random(0), 20, cv=0.0)
     steps.append([(0.5 * MS, 3 * MS)] * 48)
-    clock = Clock()
-    share = ComputeShare(clock=clock)
-    share.set_percent(25)
-    smoother = StepSmoother()
-    last_end, held, allowance = 0.0, 0.0, 0.0
-    for i, kernels in enumerate(steps):
-        for gap, length in kernels:
-            clock.now += gap
-            hold = share.hold_for(clock.now)
-            if i == len(steps) - 1:
-                held += hold
-            clock.now += hold
-            share.started()
-            share.finished(clock.now, clock.now + length)
-            clock.now += length
-        owed = share.owed_now()
-        pause = smoother.pause(clock.now - last_end, owed, None if i == 0 else sum(k[1] for k in kernels), 25)
-        share.defer(owed - pause, smoother.allowance(25))
-        clock.now += pause
-        last_end = clock.now
-        if i == len(steps) - 2:
-            allowance = smoother.allowance(25)
+    run = replay(25, steps)
+    held, allowance = run.held[-1], run.allowances[-2]  # the allowance the long step ran under
     debt = 48 * 3 * MS * 3  # the long step's own debt at 25 %
     assert allowance < 0.5 * debt
     assert held >= 0.8 * (debt - allowance), (held, debt, allowance)
@@ -130,7 +125,8 @@ workload = st.lists(st.lists(kernel, min_size=1, max_size=8), min_size=12, max_s
 def test_random_steps_keep_the_share(percent, steps):
     """Any workload: the busy fraction never exceeds the target once what is still owed is
     counted, and over the run it is within 0.05 of it (or of the job's own unpaced fraction)."""
-    _, marks, owed = replay(percent, steps)
+    run = replay(percent, steps)
+    marks, owed = run.marks, run.owed
     wall, busy = marks[-1]
     natural = sum(gap + length for kernels in steps for gap, length in kernels)
     target = min(percent / 100, busy / natural)
@@ -145,6 +141,6 @@ def test_a_step_stalled_on_the_host_does_not_stretch_the_steps_after_it(percent)
     are paced by what their kernels ask for, so the busy fraction right after stays the target."""
     steps = noisy_steps(random.Random(7), 30, cv=0.0)
     steps[10] = [(0.3, 3 * MS), *steps[10][1:]]  # 300 ms of host work before the first launch
-    _, marks, _ = replay(percent, steps)
+    marks = replay(percent, steps).marks
     (w0, b0), (w1, b1) = marks[10], marks[18]
     assert (b1 - b0) / (w1 - w0) == pytest.approx(percent / 100, abs=0.03)
