@@ -10,16 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from antcolony.devices.gpu_share import ComputeShare
+from tests.manual_clock import ManualClock
 
 MS = 1e-3
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def replay(
@@ -27,7 +20,7 @@ def replay(
 ) -> tuple[float, float]:
     """Run ``steps`` (each a list of (host gap before the launch, kernel length)) under the
     share; returns (busy fraction paced, busy fraction of the same work unpaced)."""
-    clock = Clock()
+    clock = ManualClock()
     share = ComputeShare(clock=clock)
     share.set_percent(percent)
     busy = natural = 0.0
@@ -84,7 +77,7 @@ def test_side_by_side_kernels_count_once(percent, steps):
 
 
 def test_a_new_share_starts_without_the_old_debt_or_credit():
-    clock = Clock()
+    clock = ManualClock()
     share = ComputeShare(clock=clock)
     share.set_percent(10)
     share.started()
@@ -102,7 +95,7 @@ def test_a_new_share_starts_without_the_old_debt_or_credit():
 
 def test_idle_inside_a_busy_period_pays_the_debt():
     """A completion still on its way to the loop keeps the period open while the device idles."""
-    clock = Clock()
+    clock = ManualClock()
     share = ComputeShare(clock=clock)
     share.set_percent(50)
     share.started()

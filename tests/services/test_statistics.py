@@ -29,18 +29,11 @@ from antcolony.actors.services import (
 from antcolony.actors.services import statistics as st
 from antcolony.config.status_file import GPU_USAGE_FIELDS, load_status
 from antcolony.devices.allocator.stats import MemoryStats
+from tests.manual_clock import ManualClock
 
 BUS = "0000:01:00.0"
 KEY = "01:00.0"
 LOGGER = "antcolony.actors.services.statistics"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class NoNvml:
@@ -102,7 +95,7 @@ def report(us: float = 1000.0, graph: str = "graph_1", **kw: Any) -> StepReport:
     return StepReport(graph, us, {"/gpu:0": gpu(**kw)})
 
 
-def start(path: Path, clock: FakeClock, nvml: NvmlReader | None = None, **kw: Any) -> ActorRef:
+def start(path: Path, clock: ManualClock, nvml: NvmlReader | None = None, **kw: Any) -> ActorRef:
     return get_runtime().spawn(
         StatisticsDumper,
         str(path),
@@ -127,8 +120,8 @@ async def on_disk(path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    return ManualClock(1000.0)
 
 
 @pytest.fixture
@@ -137,7 +130,7 @@ def path(tmp_path: Path) -> Path:
 
 
 async def test_the_first_report_writes_a_file_with_exactly_antmans_schema(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock)
     await send(ref, report(1234.4, in_use=1000, window_peak=3000, host_in_use=10, host_peak=20, fallbacks=0))
@@ -165,7 +158,7 @@ async def test_the_first_report_writes_a_file_with_exactly_antmans_schema(
 
 
 async def test_nothing_is_written_within_the_interval_or_while_nothing_changes(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock, interval=10.0)
     for second in range(36):
@@ -175,7 +168,7 @@ async def test_nothing_is_written_within_the_interval_or_while_nothing_changes(
     assert (stats.checks, stats.writes) == (4, 1)  # checks at 0, 10, 20, 30 s; only the first wrote
 
 
-async def test_a_change_waits_for_the_next_check(path: Path, clock: FakeClock) -> None:
+async def test_a_change_waits_for_the_next_check(path: Path, clock: ManualClock) -> None:
     ref = start(path, clock, interval=10.0)
     await send(ref, report(1000.0))
     clock.now += 5
@@ -189,7 +182,7 @@ async def test_a_change_waits_for_the_next_check(path: Path, clock: FakeClock) -
 
 @pytest.mark.parametrize("factor", [10.0, 0.1])
 async def test_a_step_ten_times_slower_or_faster_triggers_an_immediate_check_and_write(
-    path: Path, clock: FakeClock, factor: float
+    path: Path, clock: ManualClock, factor: float
 ) -> None:
     ref = start(path, clock, interval=10.0)
     for _ in range(9):
@@ -206,7 +199,7 @@ async def test_a_step_ten_times_slower_or_faster_triggers_an_immediate_check_and
 
 
 async def test_a_mean_change_below_one_percent_does_not_write_and_one_percent_does(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock, interval=10.0)
     for _ in range(10):
@@ -223,7 +216,7 @@ async def test_a_mean_change_below_one_percent_does_not_write_and_one_percent_do
 
 
 async def test_a_graph_idle_longer_than_idle_after_leaves_minibatchduration_but_stays_in_durations(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock, interval=10.0, idle_after=100.0)
     await send(ref, report(5000.0, graph="graph_a"))
@@ -249,7 +242,9 @@ async def test_a_graph_idle_longer_than_idle_after_leaves_minibatchduration_but_
     assert (await on_disk(path))["miniBatchDuration"] == 5000  # back from idle
 
 
-async def test_memory_figure_changes_trigger_a_write_at_the_next_check(path: Path, clock: FakeClock) -> None:
+async def test_memory_figure_changes_trigger_a_write_at_the_next_check(
+    path: Path, clock: ManualClock
+) -> None:
     ref = start(path, clock, interval=10.0)
     await send(ref, report(in_use=1000, pool=8000))
     clock.now += 10
@@ -272,7 +267,7 @@ async def test_memory_figure_changes_trigger_a_write_at_the_next_check(path: Pat
 
 
 async def test_devicememusedmax_is_the_peak_of_the_window_since_the_last_write(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock, interval=10.0)
     await send(ref, report(in_use=1000, window_peak=8000))
@@ -291,7 +286,7 @@ async def test_devicememusedmax_is_the_peak_of_the_window_since_the_last_write(
 
 
 async def test_swapreason_is_empty_without_a_host_fallback_in_the_window_else_the_allocators_reason(
-    path: Path, clock: FakeClock
+    path: Path, clock: ManualClock
 ) -> None:
     ref = start(path, clock, interval=10.0)
 
@@ -309,7 +304,7 @@ async def test_swapreason_is_empty_without_a_host_fallback_in_the_window_else_th
 
 async def test_devicememusednvidia_is_minus_one_without_nvml_and_nvmls_figure_with_it(
     path: Path,
-    clock: FakeClock,
+    clock: ManualClock,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -335,7 +330,9 @@ async def test_devicememusednvidia_is_minus_one_without_nvml_and_nvmls_figure_wi
 
 
 @pytest.mark.slow
-async def test_a_torn_status_file_is_never_seen_by_a_concurrent_reader(path: Path, clock: FakeClock) -> None:
+async def test_a_torn_status_file_is_never_seen_by_a_concurrent_reader(
+    path: Path, clock: ManualClock
+) -> None:
     ref = start(path, clock)
     for graph in range(300):  # a file of some size, so a torn read would be likely
         await send(ref, report(1000.0 + graph, graph=f"graph_{graph}"))
@@ -365,7 +362,7 @@ async def test_a_torn_status_file_is_never_seen_by_a_concurrent_reader(path: Pat
 
 
 async def test_a_failing_write_is_logged_and_retried_at_the_next_check_while_the_actor_keeps_running(
-    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger=LOGGER)
     target = tmp_path / "missing" / "status.json"
@@ -387,7 +384,7 @@ async def test_a_failing_write_is_logged_and_retried_at_the_next_check_while_the
 
 
 async def test_the_dumper_never_blocks_the_loop_and_writes_one_at_a_time(
-    path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first write's fsync is held on its thread until the test lets it go: the dumper
     answers (and takes five more reports) while that write is provably still in progress, so
@@ -430,7 +427,7 @@ async def test_the_dumper_never_blocks_the_loop_and_writes_one_at_a_time(
     assert (await on_disk(path))["Durations"]["graph_0"] == round((1000 + 1e4 + 1e5 + 1e6 + 1e7 + 1e8) / 6)
 
 
-async def test_flush_writes_now_and_answers_whether_it_wrote(path: Path, clock: FakeClock) -> None:
+async def test_flush_writes_now_and_answers_whether_it_wrote(path: Path, clock: ManualClock) -> None:
     ref = start(path, clock)
     assert await ref.ask(Flush()) is False  # nothing reported yet
     assert await ref.ask(GetStatus()) is None

@@ -9,6 +9,7 @@ import pytest
 
 from antcolony.actors import get_runtime
 from antcolony.actors.services import GetStats, GpuUsage, NvmlReader, Settle, StatisticsDumper, StepReport
+from tests.manual_clock import ManualClock
 
 LOGGER = "antcolony.actors.services.statistics"
 
@@ -16,14 +17,6 @@ LOGGER = "antcolony.actors.services.statistics"
 class _NoNvml:
     def nvmlInit(self) -> None:
         raise RuntimeError("NVML Shared Library Not Found")
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _report(peak: int) -> StepReport:
@@ -36,7 +29,7 @@ async def test_repeated_identical_write_failures_log_one_warning_per_cause(
 ) -> None:
     caplog.set_level(logging.WARNING, logger=LOGGER)
     target = tmp_path / "missing" / "status.json"
-    clock = _Clock()
+    clock = ManualClock(1000.0)
     ref = get_runtime().spawn(
         StatisticsDumper, str(target), clock=clock, nvml=NvmlReader(_NoNvml()), interval=10.0
     )

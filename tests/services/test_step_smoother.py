@@ -16,16 +16,9 @@ from hypothesis import strategies as st
 
 from antcolony.actors.services.step_smoother import StepSmoother
 from antcolony.devices.gpu_share import ComputeShare
+from tests.manual_clock import ManualClock
 
 MS = 1e-3
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
@@ -39,7 +32,7 @@ class Replay:
 
 def replay(percent: int, steps: list[list[tuple[float, float]]], smooth: bool = True) -> Replay:
     """Each step: (host gap, kernel length) launches in a chain, then the manager's pause."""
-    clock = Clock()
+    clock = ManualClock()
     share = ComputeShare(clock=clock)
     share.set_percent(percent)
     smoother = StepSmoother()
