@@ -52,6 +52,19 @@ async def report(counter: list[int], every: float, stop: str) -> None:
         await asyncio.sleep(every)
 
 
+def job_config(sim_gpu_memory_mib: int) -> ac.SessionConfig:
+    """The job's session settings; its config and status paths come from GPU_CONFIG_FILE /
+    GPU_STATUS_FILE, as AntMan's jobs'."""
+    return ac.SessionConfig(
+        gpu_backend="sim",
+        sim_gpu_count=1,
+        sim_gpu_memory=sim_gpu_memory_mib * MiB,
+        intra_op_threads=1,
+        config_poll_interval=0.1,
+        statistics_interval=0.25,
+    )
+
+
 async def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--width", type=int, default=1024)
@@ -62,15 +75,7 @@ async def main() -> int:
     p.add_argument("--stop", required=True, help="the job ends when this file exists")
     args = p.parse_args()
     g, t = build(args.width, args.batch, args.seed)
-    # config and status paths come from GPU_CONFIG_FILE / GPU_STATUS_FILE, as AntMan's jobs
-    config = ac.SessionConfig(
-        gpu_backend="sim",
-        sim_gpu_count=1,
-        sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
-        intra_op_threads=1,
-        config_poll_interval=0.1,
-        statistics_interval=0.25,
-    )
+    config = job_config(args.sim_gpu_memory_mib)
     counter = [0]
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])

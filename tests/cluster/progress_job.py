@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -18,11 +19,7 @@ from pathlib import Path
 import antcolony as ac
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import contextlib
-
-from share_gpu_job import build
-
-MiB = 1 << 20
+from share_gpu_job import build, job_config
 
 
 def _append(path: str, stamps: list[float]) -> None:
@@ -52,14 +49,7 @@ async def main() -> int:
     p.add_argument("--stop", required=True, help="the job ends when this file exists")
     args = p.parse_args()
     g, t = build(args.width, args.batch, 0)
-    config = ac.SessionConfig(
-        gpu_backend="sim",
-        sim_gpu_count=1,
-        sim_gpu_memory=args.sim_gpu_memory_mib * MiB,
-        intra_op_threads=1,
-        config_poll_interval=0.1,
-        statistics_interval=0.25,
-    )
+    config = job_config(args.sim_gpu_memory_mib)
     ends: list[float] = []
     stopped = asyncio.Event()
     async with ac.Session(g, config=config) as sess:
