@@ -45,6 +45,7 @@ class GpuWorker(Actor):
         self.share = ComputeShare()
         self.completed = 0
         self._wake: asyncio.TimerHandle | None = None
+        self._held_since = 0.0  # when the current hold began
 
     def on_start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -127,19 +128,20 @@ class GpuWorker(Actor):
         wait = self.share.hold_for(now)
         if wait <= 0.0:
             return False
-        self._wake = self.runtime.loop.call_later(wait, self._woken, now)
+        self._held_since = now
+        self._wake = self.runtime.loop.call_later(wait, self._woken)
         return True
 
     def _rehold(self) -> None:
         """A held launch follows the share as it is now, not the debt it was held for."""
         if self._wake is not None:
             self._wake.cancel()
-            self._wake = None
-            self._dispatch("compute")
+            self._woken()
 
-    def _woken(self, since: float) -> None:
+    def _woken(self) -> None:
+        """The hold ends (its timer fired, or the share changed): count it, dispatch again."""
         self._wake = None
-        self.share.held(time.perf_counter() - since)
+        self.share.held(time.perf_counter() - self._held_since)
         if self.ref.is_alive:
             self._dispatch("compute")
 
