@@ -216,6 +216,7 @@ class PlannedNode:
             send_keys=tuple(self.send_keys),
             expected=self.expected,
             may_be_dead=self.may_be_dead,
+            role=self.role,
             role_attrs=self.role_attrs,
         )
 
@@ -288,7 +289,6 @@ def _op_spec(op: Operation, device: str, ctx: ResourceContext) -> NodeSpec:
             expensive=False,
             inline_threshold=0,
             device=device,
-            role=op.type,
         )
     compute, expensive, blocking = ctx.kernel(op, device)
     on_gpu = device != HOST
