@@ -35,7 +35,7 @@ from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.session_stats import SessionStatistics, session_statistics
 from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
-from antcolony.config.session_config import SessionConfig
+from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
 from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
@@ -460,10 +460,17 @@ class Session:
         self._resources = SessionResources()
 
 
+def _intra_op_threads(config: SessionConfig) -> int | None:
+    """BLAS threads for the runtime; None leaves BLAS alone (the config's 0)."""
+    if config.intra_op_threads is None:
+        return chosen_intra_op_threads(config.inter_op_threads)
+    return config.intra_op_threads or None
+
+
 def _device_settings(config: SessionConfig) -> DeviceSettings:
     return DeviceSettings(
         inter_op_threads=config.inter_op_threads,
-        intra_op_threads=config.intra_op_threads,
+        intra_op_threads=_intra_op_threads(config),
         cpu_priority_threads=config.cpu_priority_threads,
         gpu_backend=config.gpu_backend,
         sim_gpu_count=config.sim_gpu_count,

@@ -31,6 +31,16 @@ def _default_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def chosen_intra_op_threads(inter_op_threads: int, cores: int | None = None) -> int:
+    """BLAS threads per kernel when the config leaves it to us: the cores shared among the
+    kernels that may run at once, so ``inter_op_threads`` kernels never ask for more threads than
+    there are cores. More than that oversubscribes the cores: a 2-core machine running 2 matmuls
+    at once with 2 BLAS threads each was 1.6x slower beside a CPU-bound process
+    (scripts/bench_executor.py, default/best)."""
+    cores = max(1, cores if cores is not None else (os.cpu_count() or 1))
+    return max(1, cores // max(1, inter_op_threads))
+
+
 #: SessionConfig field -> (reader in config/env.py, environment variable); an explicit
 #: argument wins over the variable, the variable over the field's default.
 _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
@@ -65,11 +75,12 @@ class SessionConfig:
     inter_op_threads: worker threads running expensive CPU kernels (env
         ``ANTCOLONY_INTER_OP_THREADS``; default: number of cores). The pool belongs to the event
         loop's Runtime, so the first session on a loop sizes it.
-    intra_op_threads: BLAS threads each kernel may use (env ``ANTCOLONY_INTRA_OP_THREADS``;
-        default None: numpy's BLAS is left as configured). When set, the limit is applied
-        process-wide with threadpoolctl while the loop's Runtime lives (BLAS thread counts are
-        global), like TF's ``intra_op_parallelism_threads``; 1 avoids oversubscribing the cores
-        when ``inter_op_threads`` kernels run at once. The first session on a loop decides.
+    intra_op_threads: BLAS threads each kernel may use (env ``ANTCOLONY_INTRA_OP_THREADS``),
+        like TF's ``intra_op_parallelism_threads``. Default None: chosen as the cores divided
+        among ``inter_op_threads`` kernels (at least 1; see ``chosen_intra_op_threads``), so the
+        kernels running at once never oversubscribe the cores. 0 leaves numpy's BLAS as
+        configured. The limit is applied process-wide with threadpoolctl while the loop's
+        Runtime lives (BLAS thread counts are global); the first session on a loop decides.
     inline_threshold: an expensive kernel (matmul, reductions, ...) whose inputs hold fewer
         elements than this runs inline on the node actor's turn instead of on a worker thread
         (env ``ANTCOLONY_INLINE_THRESHOLD``).
@@ -159,10 +170,11 @@ class SessionConfig:
                 f"SessionConfig.inter_op_threads must be an integer >= 1, got {self.inter_op_threads!r}"
             )
         if self.intra_op_threads is not None and (
-            not isinstance(self.intra_op_threads, int) or self.intra_op_threads < 1
+            not isinstance(self.intra_op_threads, int) or self.intra_op_threads < 0
         ):
             raise ConfigError(
-                f"SessionConfig.intra_op_threads must be None or an integer >= 1, got {self.intra_op_threads!r}"
+                "SessionConfig.intra_op_threads must be None (chosen from the cores), 0 (leave "
+                f"numpy's BLAS as configured) or a positive integer, got {self.intra_op_threads!r}"
             )
         if self.engine not in ("per_device", "pooled", "naive"):
             self.engine = _engine_name(self.engine)

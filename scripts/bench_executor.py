@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 import antcolony as ac
+from antcolony.config.session_config import chosen_intra_op_threads
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_executor_graphs as graphs  # found through the path set just above
@@ -328,9 +329,9 @@ def launch_figure(sizes: Sizes) -> Figure:
 def _thread_settings() -> list[tuple[str, ac.SessionConfig]]:
     cores = os.cpu_count() or 1
     default = ac.SessionConfig()
-    settings = [
-        (f"default (inter {default.inter_op_threads} / intra {default.intra_op_threads or 'BLAS'})", default)
-    ]
+    intra = default.intra_op_threads
+    shown = chosen_intra_op_threads(default.inter_op_threads) if intra is None else intra or "BLAS"
+    settings = [(f"default (inter {default.inter_op_threads} / intra {shown})", default)]
     for inter in sorted({1, cores}):
         for intra in sorted({1, cores}):
             settings.append(

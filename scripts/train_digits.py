@@ -246,7 +246,7 @@ async def main(args: argparse.Namespace, stream: TextIO | None = None) -> Result
     losses: list[float] = []
     accs: list[float] = []
     config = ac.SessionConfig(
-        intra_op_threads=args.intra_op_threads or None,
+        intra_op_threads=args.intra_op_threads,
         allow_soft_placement=False,
         sim_gpu_count=max(1, _gpus_named(devices)),
     )
@@ -312,10 +312,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--intra-op-threads",
         type=int,
-        default=1,
-        help="BLAS threads per kernel (SessionConfig.intra_op_threads; 0: leave numpy's BLAS as "
-        "configured). The matrices are small: with 2 BLAS threads on a busy 2-core machine a "
-        "step took ~16 ms instead of ~2.5 ms",
+        default=None,
+        help="BLAS threads per kernel (SessionConfig.intra_op_threads; default: the cores divided "
+        "among the inter-op threads; 0: leave numpy's BLAS as configured)",
     )
     p.add_argument(
         "--devices",
@@ -329,7 +328,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--steps must be >= 1")
     if args.batch_size < 1:
         p.error("--batch-size must be >= 1")
-    if args.intra_op_threads < 0:
+    if args.intra_op_threads is not None and args.intra_op_threads < 0:
         p.error("--intra-op-threads must be >= 0")
     if args.log_every < 0:
         p.error("--log-every must be >= 0")
