@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from antcolony.errors import ActorDeadError, ActorError
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 __all__ = ["Actor"]
+
+INLINE_DEPTH = 24
+"""Most handlers run inline inside one another (``_Cell.offer``): bounds the Python stack."""
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,10 @@ class Actor:
 
     mailbox_batch: ClassVar[int] = 64
     """Most messages handled in one drain turn before yielding to the loop."""
+
+    inline_receive: ClassVar[bool] = False
+    """True when ``on_receive`` is synchronous and returns None for every tell, so a sender may
+    run it directly in the sender's own turn while this actor is idle (``ActorRef.direct``)."""
 
     ref: ActorRef
     runtime: Runtime
@@ -88,6 +95,12 @@ class Actor:
         """
         return Directive.STOP
 
+    def as_turn(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)``, this actor's code called back from outside its own turns (a timer,
+        an engine grant, another actor's turn), as a turn of this actor: no message of it is
+        handled meanwhile, not even inline. Exceptions propagate to the caller."""
+        self.ref._cell.as_turn(fn, *args)
+
     def spawn(self, cls: type[Actor], /, *args: Any, name: str | None = None, **kwargs: Any) -> ActorRef:
         """Start a child actor ``cls(*args, **kwargs)`` supervised by this actor."""
         return self.runtime._spawn(cls, args, kwargs, name, self.ref._cell)
@@ -118,6 +131,7 @@ class _Cell:
         "inflight",
         "inflight_reply",
         "stop_future",
+        "inline",
     )
 
     def __init__(self, runtime: Runtime, name: str, parent: _Cell | None, factory: tuple[Any, ...]) -> None:
@@ -141,6 +155,7 @@ class _Cell:
         self.inflight: asyncio.Task[Any] | None = None
         self.inflight_reply: asyncio.Future[Any] | None = None
         self.stop_future: asyncio.Future[None] | None = None
+        self.inline = bool(factory[0].inline_receive)
 
     def start_instance(self) -> None:
         """Build a fresh instance from the factory and run its ``on_start`` (may raise)."""
@@ -199,6 +214,57 @@ class _Cell:
                 reply_to.set_result(result)
         self.runtime._handled += handled
         if mailbox and self.alive:
+            self.call_soon(self.drain)
+        else:
+            self.scheduled = False
+
+    def offer(self, message: Any) -> None:
+        """Deliver a tell: run the handler now, as this actor's turn inside the sender's, when the
+        actor is idle (nothing queued, no turn running or scheduled) and the runtime's inline
+        budget and depth allow; otherwise queue it as ``ActorRef.tell`` does. Only for actors
+        with ``inline_receive``; ``message`` is never an ``Envelope``.
+
+        Order holds: a message is run inline only when none is waiting before it. A raising
+        handler fails this actor (``on_failure`` / supervise), never the sender.
+        """
+        runtime = self.runtime
+        if self.scheduled or runtime.inline_left <= 0 or runtime.inline_depth >= INLINE_DEPTH:
+            if self.alive:
+                self.mailbox.append(message)
+                if not self.scheduled:
+                    self.scheduled = True
+                    self.call_soon(self.drain)
+            else:
+                runtime._dead_letter(self.name, message)
+            return
+        if not self.alive:
+            runtime._dead_letter(self.name, message)
+            return
+        self.scheduled = True
+        runtime.inline_left -= 1
+        runtime.inline_depth += 1
+        try:
+            self.instance.on_receive(message)
+        except (Exception, asyncio.CancelledError) as exc:
+            handle_failure(self, exc)
+        finally:
+            runtime.inline_depth -= 1
+        runtime._handled += 1
+        self._end_turn()
+
+    def as_turn(self, fn: Callable[..., Any], *args: Any) -> None:
+        """``Actor.as_turn``: mark the actor busy around ``fn(*args)`` unless it already is."""
+        if self.scheduled:
+            fn(*args)
+            return
+        self.scheduled = True
+        try:
+            fn(*args)
+        finally:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        if self.mailbox and self.alive:
             self.call_soon(self.drain)
         else:
             self.scheduled = False

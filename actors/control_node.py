@@ -147,7 +147,7 @@ class ControlFlowNode(DeadAwareNode):
             return
         frame, nxt, value = tag.frame, tag.iter + 1, args[0]
         if frame.may_start(nxt):
-            self._emit(frame.iteration(nxt), value)
+            self._enter_next(frame, nxt, value)
             return
         # parallel_iterations reached: the value waits in the frame. The step keeps a unit for
         # it, but this iteration does not, so it can finish and let the next one start.
@@ -155,7 +155,13 @@ class ControlFlowNode(DeadAwareNode):
         sent(step, 1)
 
         def start() -> None:
-            self._emit(frame.iteration(nxt), value)
+            # Called inside another node's turn (the one finishing the oldest iteration).
+            self.as_turn(self._enter_next, frame, nxt, value)
             finished(step)
 
         frame.defer(nxt, start)
+
+    def _enter_next(self, frame: Any, nxt: int, value: Any) -> None:
+        entered = frame.iteration(nxt, hold=1)
+        self._emit(entered, value)
+        finished(entered)

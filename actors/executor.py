@@ -28,6 +28,7 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
+from antcolony.actors.segment import SegmentActor, SegmentPlan, build_segment
 from antcolony.actors.step import UNSET, StepState, handed_on
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
@@ -44,15 +45,40 @@ class ExecutorActor(Actor):
         self.nodes: list[Any] = []
         self.feed_edges: list[tuple[Any, int, int]] = []
         self.roots: list[Any] = []
+        self.segment_start: list[Any] = []
         self.active: set[Any] = set()
 
     def on_start(self) -> None:
         plan = self.plan
-        self.nodes = [self.spawn(node_class(spec), spec, name=f"node:{spec.op.name}") for spec in plan.specs]
-        for spec, ref in zip(plan.specs, self.nodes):
-            ref.tell(Wire(tuple((i, self.nodes[dst], slot) for i, dst, slot in spec.out_edges), self.ref))
-        self.feed_edges = [(self.nodes[n], slot, f) for n, slot, f in plan.feed_edges]
-        self.roots = [self.nodes[n] for n in plan.roots]
+        segment = SegmentPlan.of(plan.specs) if plan.segments else None
+        members = set(segment.members) if segment is not None else set()
+        refs: list[Any] = [
+            None if i in members else self.spawn(node_class(spec), spec, name=f"node:{spec.op.name}")
+            for i, spec in enumerate(plan.specs)
+        ]
+        if segment is not None:
+            args, _ = build_segment(plan.specs, segment, refs, plan.feed_edges, plan.roots)
+            seg = self.spawn(SegmentActor, *args, self.ref, name=f"segment:{len(members)}")
+            for i in members:
+                refs[i] = seg
+
+        def target(dst: int, slot: int) -> tuple[Any, int]:
+            # a member's input is addressed by its segment slot
+            return (refs[dst], segment.slot(dst, slot)) if dst in members else (refs[dst], slot)
+
+        for i, (spec, ref) in enumerate(zip(plan.specs, refs)):
+            if i not in members:
+                edges = tuple((k, *target(dst, slot)) for k, dst, slot in spec.out_edges)
+                ref.tell(Wire(edges, self.ref))
+        # Each actor once (the segment stands for all its members).
+        self.nodes = list(dict.fromkeys(refs))
+        # Direct tells: an idle node takes its feed or start token inside this turn. The
+        # segment takes its members' feeds and start tokens from the step itself.
+        self.feed_edges = [(refs[n].direct, slot, f) for n, slot, f in plan.feed_edges if n not in members]
+        self.roots = [refs[n].direct for n in plan.roots if n not in members]
+        self.segment_start = (
+            [refs[segment.members[0]].direct] if segment is not None and _starts_any(segment, plan) else []
+        )
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
@@ -77,12 +103,15 @@ class ExecutorActor(Actor):
             step.fetches_set += 1
         for f, key in self.plan.feed_sends:
             step.rendezvous.send(key, values[f])
-        for ref, slot, f in self.feed_edges:
-            ref.tell((step, slot, values[f]))
-        for ref in self.roots:
-            ref.tell((step, CONTROL, None))
-        # the unit this partition held until it started the step becomes its first messages
-        handed_on(step, len(self.feed_edges) + len(self.roots))
+        # The unit this partition held until it started the step becomes its first messages,
+        # counted before any is delivered (a delivery may run the node at once).
+        handed_on(step, len(self.feed_edges) + len(self.roots) + len(self.segment_start))
+        for deliver in self.segment_start:
+            deliver(step)
+        for deliver, slot, f in self.feed_edges:
+            deliver((step, slot, values[f]))
+        for deliver in self.roots:
+            deliver((step, CONTROL, None))
 
     def _on_fetched(self, msg: Fetched) -> None:
         step = msg.step
@@ -146,6 +175,11 @@ class ExecutorActor(Actor):
         for step in list(self.active):
             step.aborted = True
         self.active.clear()
+
+
+def _starts_any(segment: SegmentPlan, plan: ExecutorPlan) -> bool:
+    members = set(segment.members)
+    return any(n in members for n, _, _ in plan.feed_edges) or any(n in members for n in plan.roots)
 
 
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:

@@ -75,15 +75,24 @@ class FrameState:
         self.done = False
         # Iteration 0 holds one unit per loop-variable Enter still to come, so it cannot finish
         # before every loop variable entered; the parent holds one unit while the frame runs.
-        sent(self.iteration(0), enters)
+        self.iteration(0, hold=enters)
         sent(parent, 1)
 
-    def iteration(self, i: int) -> IterTag:
+    def iteration(self, i: int, hold: int = 0) -> IterTag:
+        """Iteration ``i`` (created on first use, with every invariant sent to it), holding
+        ``hold`` more units: one per value about to enter it, each released by the sender with
+        ``finished(tag)`` once sent. Counted before the invariants are delivered, since a
+        delivery may run at once and would otherwise find the new iteration idle."""
         tag = self.iterations.get(i)
-        if tag is None:
-            tag = self.iterations[i] = IterTag(self.step, self, i)
-            for edges, value in self.constants:
-                send(tag, edges, value)
+        if tag is not None:
+            if hold:
+                sent(tag, hold)
+            return tag
+        tag = self.iterations[i] = IterTag(self.step, self, i)
+        if hold:
+            sent(tag, hold)
+        for edges, value in self.constants:
+            send(tag, edges, value)
         return tag
 
     def may_start(self, i: int) -> bool:
@@ -95,8 +104,13 @@ class FrameState:
     def add_constant(self, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
         """A loop invariant (Enter with is_constant): delivered to every iteration, present and future."""
         self.constants.append((edges, value))
-        for tag in list(self.iterations.values()):
-            send(tag, edges, value)
+        tags = list(self.iterations.values())
+        # All counted before any is delivered: a delivery may finish its iteration at once, and
+        # the iterations after it must not look idle while their copy is still to come.
+        for tag in tags:
+            sent(tag, len(edges))
+        for tag in tags:
+            deliver(tag, edges, value)
 
     def iteration_idle(self, tag: IterTag) -> None:
         """``tag`` has no message in flight: if it is the oldest and all invariants arrived, it is
@@ -133,9 +147,16 @@ def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, 
 
 
 def send(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
-    """Send ``value`` (one output) along ``edges`` under ``tag``, counting the messages."""
+    """Send ``value`` (one output) along a node's wired ``edges`` (index, deliver, slot) under
+    ``tag``, counting the messages first (a delivery may run its receiver at once)."""
     if not edges:
         return
     sent(tag, len(edges))
-    for _, ref, slot in edges:
-        ref.tell((tag, slot, value if slot >= 0 else (DEAD if value is DEAD else None)))
+    deliver(tag, edges, value)
+
+
+def deliver(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
+    """``send`` without the counting, for messages the caller already counted."""
+    token = DEAD if value is DEAD else None
+    for _, tell, slot in edges:
+        tell((tag, slot, value if slot >= 0 else token))

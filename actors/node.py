@@ -81,7 +81,14 @@ class NodeSpec:
 
 
 class NodeActor(Actor):
-    """Runs one node's kernel per tag once all its inputs arrived (never dead, no variables)."""
+    """Runs one node's kernel per tag once all its inputs arrived (never dead, no variables).
+
+    Inputs go to successors with ``ActorRef.direct``: an idle successor handles its input at
+    once, inside this node's turn (bounded depth), instead of a mailbox round trip. So every
+    unit a message stands for is counted (step.py) before the message is delivered.
+    """
+
+    inline_receive = True
 
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
@@ -93,7 +100,8 @@ class NodeActor(Actor):
         self.template: list[Any] = [None] * spec.num_inputs
         for slot, value in spec.bound_inputs:
             self.template[slot] = value
-        self.out_edges: tuple[tuple[int, Any, int], ...] = ()
+        # (output index, the successor's ``direct`` tell, slot), once wired
+        self.out_edges: tuple[tuple[int, Callable[[Any], None], int], ...] = ()
         self.executor: Any = None
         # the common case's short path: one output, only data edges, nothing sent to other
         # partitions or fetched; (successor's tell, slot) pairs once wired
@@ -148,14 +156,15 @@ class NodeActor(Actor):
 
     def _wire(self, msg: Wire) -> None:
         spec = self.spec
-        self.out_edges, self.executor = msg.out_edges, msg.executor
+        self.out_edges = tuple((index, ref.direct, slot) for index, ref, slot in msg.out_edges)
+        self.executor = msg.executor
         if (
             spec.single_output
             and not spec.send_keys
             and not spec.fetch_slots
             and all(slot >= 0 for _, _, slot in msg.out_edges)
         ):
-            self.tells = tuple((ref.tell, slot) for _, ref, slot in msg.out_edges)
+            self.tells = tuple((deliver, slot) for _, deliver, slot in self.out_edges)
 
     # -- running the kernel --------------------------------------------------------------------
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
@@ -175,9 +184,9 @@ class NodeActor(Actor):
             return
         tells = self.tells
         if tells is not None and tag is step:
-            for tell, slot in tells:
-                tell((tag, slot, out))
             handed_on(step, len(tells))
+            for deliver, slot in tells:
+                deliver((tag, slot, out))
             return
         self._emit_finish(tag, out)
 
@@ -231,11 +240,11 @@ class NodeActor(Actor):
             # A control edge carries a token: dead when the node's output is dead.
             token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
             if spec.single_output:
-                for _, ref, slot in edges:
-                    ref.tell((tag, slot, out if slot >= 0 else token))
+                for _, deliver, slot in edges:
+                    deliver((tag, slot, out if slot >= 0 else token))
             else:
-                for index, ref, slot in edges:
-                    ref.tell((tag, slot, outs[index] if slot >= 0 else token))
+                for index, deliver, slot in edges:
+                    deliver((tag, slot, outs[index] if slot >= 0 else token))
         if spec.send_keys:
             rendezvous = tag.step.rendezvous
             dead = out is DEAD or bool(outs and outs[0] is DEAD)
@@ -274,19 +283,19 @@ class EngineNode(DeadAwareNode):
             return
         spec = self.spec
 
-        # The grant arrives as a loop callback, outside this actor's turns; it only reads the
-        # frozen spec and the ``granted`` dict, and the engine op ends (``on_complete``) exactly
-        # once: right after an inline kernel, or when a launched kernel's ``KernelDone`` arrives.
+        # The grant may arrive outside this actor's turns (when another op releases the vars), so
+        # it runs as a turn; the engine op ends (``on_complete``) exactly once: right after an
+        # inline kernel, or when a launched kernel's ``KernelDone`` arrives.
         def granted(on_complete: Any) -> None:
             if tag.aborted or not self.ref.is_alive:
                 on_complete()
                 return
             if self.offload and _elements(args) >= self.threshold:
                 self.granted[tag] = on_complete
-                self._run(tag, args)
+                self.as_turn(self._run, tag, args)
             else:
                 try:
-                    self._run(tag, args)
+                    self.as_turn(self._run, tag, args)
                 finally:
                     on_complete()
 

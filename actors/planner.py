@@ -77,6 +77,8 @@ class ExecutorPlan:
     roots: list[int] = field(default_factory=list)
     # names of the step's fetches, in fetch order (for errors about them)
     fetch_names: list[str] = field(default_factory=list)
+    # host cheap CPU nodes in one segment actor (SessionConfig.bulk_segments; actors/segment.py)
+    segments: bool = True
 
 
 def plan_step(

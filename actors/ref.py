@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from antcolony.errors import ActorDeadError, AskTimeoutError
@@ -38,6 +38,14 @@ class ActorRef:
     def is_alive(self) -> bool:
         """True until the actor has stopped (a queued stop does not count yet)."""
         return self._cell.alive
+
+    @property
+    def direct(self) -> Callable[[Any], None]:
+        """A tell for hot paths: for an actor with ``inline_receive`` it runs the handler at
+        once, in the caller's turn, when the actor is idle (bounded depth and budget per loop
+        callback), else it queues the message as ``tell``. Never for ``Envelope`` messages."""
+        cell = self._cell
+        return cell.offer if cell.inline else self.tell
 
     @property
     def mailbox_size(self) -> int:

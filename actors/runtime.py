@@ -64,6 +64,9 @@ class Runtime:
         self._shutdown_done: asyncio.Future[None] | None = None
         self._ready: deque[Callable[[], None]] = deque()
         self._dispatch_pending = False
+        # Handlers run inline by ``_Cell.offer``: left in this loop callback, and nested now.
+        self.inline_left = self.inline_budget
+        self.inline_depth = 0
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "closing" if self._closing else "open"
@@ -92,10 +95,14 @@ class Runtime:
             self.loop.call_soon(self._dispatch)
 
     dispatch_budget = 256
+    inline_budget = 4096
+    """Most handlers run inline (``_Cell.offer``) per dispatch callback, so one callback's
+    length stays bounded as with ``dispatch_budget``."""
 
     def _dispatch(self) -> None:
         ready = self._ready
         budget = self.dispatch_budget
+        self.inline_left = self.inline_budget
         try:
             while ready and budget:
                 ready.popleft()()

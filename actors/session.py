@@ -344,6 +344,8 @@ class Session:
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
         bind_plans(plans, ctx)
+        for plan in plans:
+            plan.segments = self._config.bulk_segments
         n = len(self._executors)
         refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
         logger.debug(

@@ -46,6 +46,7 @@ def chosen_intra_op_threads(inter_op_threads: int, cores: int | None = None) -> 
 _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "inter_op_threads": (env_int, "ANTCOLONY_INTER_OP_THREADS"),
     "inline_threshold": (env_int, "ANTCOLONY_INLINE_THRESHOLD"),
+    "bulk_segments": (env_bool, "ANTCOLONY_BULK_SEGMENTS"),
     "intra_op_threads": (env_int, "ANTCOLONY_INTRA_OP_THREADS"),
     "allow_soft_placement": (env_bool, "ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
     "gpu_backend": (env_str, "ANTCOLONY_GPU_BACKEND"),
@@ -84,6 +85,10 @@ class SessionConfig:
     inline_threshold: an expensive kernel (matmul, reductions, ...) whose inputs hold fewer
         elements than this runs inline on the node actor's turn instead of on a worker thread
         (env ``ANTCOLONY_INLINE_THRESHOLD``).
+    bulk_segments: host a partition's cheap CPU nodes of a graph without control flow in one
+        segment actor that runs them in dataflow order (MXNet's bulk execution), instead of an
+        actor each (env ``ANTCOLONY_BULK_SEGMENTS``; default True). Cheap kernels run on the
+        loop's thread either way, so nothing runs less in parallel; each node costs less.
     allow_soft_placement: place an op on the CPU when its requested device does not exist or has
         no kernel for it; when False that is an ``InvalidArgumentError`` (env
         ``ANTCOLONY_ALLOW_SOFT_PLACEMENT``).
@@ -132,6 +137,7 @@ class SessionConfig:
     inter_op_threads: int = field(default_factory=_default_threads)
     intra_op_threads: int | None = None
     inline_threshold: int = 32768
+    bulk_segments: bool = True
     allow_soft_placement: bool = True
     log_device_placement: bool = False
     default_device: str = "/cpu:0"

@@ -1,0 +1,305 @@
+"""``SegmentActor``: MXNet-style bulk execution of a partition's cheap CPU nodes.
+
+A cheap kernel (not ``expensive``: it never goes to a worker thread) runs on the loop's thread
+whichever actor hosts it, so hosting all of a partition's cheap nodes in one actor loses no
+parallelism, and saves what a node actor costs per node: a message, a mailbox turn, a gather.
+The segment keeps TF's executor state per step (pending input counts, gathered inputs, a ready
+stack) and runs its members in dataflow order; expensive, GPU, variable, Recv and control-flow
+nodes stay node actors and exchange ordinary ``Input`` messages with it.
+
+A message into the segment is ``(step, slot, value)`` with a *segment slot*: member ``m``'s
+control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
+(``SegmentPlan.slot``). Members are only ever nodes of graphs without control flow (no dead
+values) in the root frame, so a tag is always the step.
+
+Completion (step.py): each message handled is one unit, finished once what it produced was sent;
+internal edges are not messages and count nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from antcolony.actors.actor import Actor
+from antcolony.actors.messages import CONTROL, AbortStep, Fetched, ForgetStep, NodeFailed
+from antcolony.actors.node import NodeActor, NodeSpec, _elements, _nbytes, node_class
+from antcolony.actors.step import StepState, finished, finished_last, sent
+from antcolony.devices.launch import KernelDone, Launch
+from antcolony.errors import as_op_error
+from antcolony.graph.passes.place import HOST
+
+_now = time.perf_counter
+
+#: Most members run in one turn before the segment yields to other actors (``Resume``).
+TURN_BUDGET = 512
+
+
+def segment_member(spec: NodeSpec) -> bool:
+    """A node the segment may host: a plain CPU node actor (no dead values, variables, Recv or
+    control-flow role) that sends nothing to other partitions. An expensive kernel is a member
+    too: it runs inline below its threshold, as its node actor would, and is launched on the
+    CPU worker above it (the segment then goes on with other members)."""
+    return (
+        node_class(spec) is NodeActor
+        and spec.device == HOST
+        and not spec.send_keys
+        and spec.compute is not None
+    )
+
+
+@dataclass
+class SegmentPlan:
+    """Which plan nodes a segment hosts (``members``, plan indices) and their slot bases."""
+
+    members: list[int]
+    base: dict[int, int]  # plan index -> the member's first segment slot
+
+    @classmethod
+    def of(cls, specs: list[NodeSpec]) -> SegmentPlan | None:
+        members = [i for i, spec in enumerate(specs) if segment_member(spec)]
+        if len(members) < 2:
+            return None
+        base, next_slot = {}, 0
+        for i in members:
+            base[i] = next_slot
+            next_slot += 1 + specs[i].num_inputs
+        return cls(members, base)
+
+    def slot(self, dst: int, slot: int) -> int:
+        """The segment slot of member ``dst``'s input ``slot`` (CONTROL for its control input)."""
+        return self.base[dst] + (0 if slot == CONTROL else 1 + slot)
+
+
+class Resume:
+    """The segment ran out of its turn budget for ``step``; it continues on this message."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+
+
+class _StepRun:
+    """One step's state in the segment: inputs still to come and gathered inputs per member,
+    members ready to run, and how many members have not run yet."""
+
+    __slots__ = ("counts", "args", "ready", "left")
+
+    def __init__(self, expected: list[int], templates: list[list[Any]]) -> None:
+        self.counts = expected.copy()
+        self.args = [t.copy() for t in templates]
+        self.ready: list[int] = []
+        self.left = len(expected)
+
+
+class SegmentActor(Actor):
+    """Hosts the members of a ``SegmentPlan``; told ``(step, slot, value)`` inputs, the step
+    itself (its feeds and start tokens to members), ``Resume``, ``AbortStep`` / ``ForgetStep``.
+
+    ``wiring`` gives each member's out edges already resolved: internal ones as
+    ``(output index, member, member slot)`` and external ones as ``(output index, deliver,
+    slot)``; ``starts`` the members fed or started at step start, as ``(member, slot, feed
+    index)`` with feed index None for a start token.
+    """
+
+    inline_receive = True
+
+    def __init__(
+        self,
+        specs: list[NodeSpec],
+        internal: list[list[tuple[int, int, int]]],
+        external: list[list[tuple[int, Any, int]]],
+        owners: list[tuple[int, int]],
+        starts: list[tuple[int, int, int | None]],
+        executor: Any,
+    ) -> None:
+        self.specs = specs
+        self.computes = [spec.compute for spec in specs]
+        self.single = [spec.single_output for spec in specs]
+        self.internal = internal
+        self.external = external
+        self.fetch_slots = [spec.fetch_slots for spec in specs]
+        self.owners = owners  # segment slot -> (member, input slot or CONTROL)
+        self.starts = starts
+        self.executor = executor
+        self.expected = [spec.expected for spec in specs]
+        # elements from which a member's kernel goes to the CPU worker; None: always inline
+        self.thresholds = [spec.inline_threshold if spec.expensive else None for spec in specs]
+        self.templates: list[list[Any]] = []
+        for spec in specs:
+            template: list[Any] = [None] * spec.num_inputs
+            for slot, value in spec.bound_inputs:
+                template[slot] = value
+            self.templates.append(template)
+        self.runs: dict[Any, _StepRun] = {}
+
+    def on_receive(self, msg: Any) -> None:
+        cls = msg.__class__
+        if cls is tuple:
+            step, slot, value = msg
+            run = self._run_of(step)
+            if run is None:
+                return
+            m, local = self.owners[slot]
+            if local >= 0:
+                run.args[m][local] = value
+            run.counts[m] -= 1
+            if not run.counts[m]:
+                run.ready.append(m)
+            self._drain(step, run)
+        elif cls is StepState:
+            self._start(msg)
+        elif cls is Resume:
+            run = self._run_of(msg.step)
+            if run is not None:
+                self._drain(msg.step, run)
+        elif cls is KernelDone:
+            self._on_kernel_done(msg)
+        elif cls is AbortStep or cls is ForgetStep:
+            self.runs.pop(msg.step, None)
+
+    def _run_of(self, step: Any) -> _StepRun | None:
+        if step.aborted:
+            self.runs.pop(step, None)
+            return None
+        run = self.runs.get(step)
+        if run is None:
+            run = self.runs[step] = _StepRun(self.expected, self.templates)
+        return run
+
+    def _start(self, step: Any) -> None:
+        run = self._run_of(step)
+        if run is None:
+            return
+        values = step.feed_values
+        for m, slot, f in self.starts:
+            if f is not None:
+                run.args[m][slot] = values[f]
+            run.counts[m] -= 1
+            if not run.counts[m]:
+                run.ready.append(m)
+        self._drain(step, run)
+
+    def _drain(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None = None) -> None:
+        """Run ready members (within the turn budget), then finish the message's unit."""
+        ready, args = run.ready, run.args
+        computes, thresholds = self.computes, self.thresholds
+        traced = step.trace is not None
+        budget = TURN_BUDGET
+        while ready:
+            if not budget:
+                sent(step, 1)
+                self.ref.tell(Resume(step))
+                break
+            budget -= 1
+            m = ready.pop()
+            inputs = args[m]
+            args[m] = None  # type: ignore[call-overload]
+            threshold = thresholds[m]
+            if threshold is not None and _elements(inputs) >= threshold:
+                sent(step, 1)  # the kernel's KernelDone is a unit of the step
+                self.specs[m].worker.tell(Launch((step, m), computes[m], inputs, 0, self.ref))
+                continue
+            start = _now() if traced else 0.0
+            try:
+                out = computes[m](*inputs)
+            except Exception as exc:
+                self._fail(step, m, exc)
+                break
+            if traced:
+                spec = self.specs[m]
+                step.trace.append((spec.op, spec.device, "inline", start, _now(), _nbytes(out)))
+            pairs = self._propagate(step, run, m, out)
+            if pairs is not None:
+                fetched = pairs if fetched is None else fetched + pairs
+        self._finish_unit(step, run, fetched)
+
+    def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> list[tuple[int, Any]] | None:
+        """Member ``m`` produced ``out``: inputs to members (ready ones on the stack), messages to
+        other actors; returns its fetched (fetch index, value) pairs, if it serves fetches."""
+        outs = (out,) if self.single[m] else out
+        args, counts = run.args, run.counts
+        for index, n, slot in self.internal[m]:
+            if slot >= 0:
+                args[n][slot] = outs[index]
+            counts[n] -= 1
+            if not counts[n]:
+                run.ready.append(n)
+        edges = self.external[m]
+        if edges:
+            sent(step, len(edges))  # counted first: a delivery may run its receiver at once
+            for index, deliver, slot in edges:
+                deliver((step, slot, outs[index] if slot >= 0 else None))
+        run.left -= 1
+        if self.fetch_slots[m]:
+            return [(j, outs[i]) for i, j in self.fetch_slots[m]]
+        return None
+
+    def _finish_unit(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None) -> None:
+        if not run.left:
+            self.runs.pop(step, None)
+        if fetched is None:
+            finished(step)
+        else:
+            self.executor.tell(Fetched(step, fetched, finished_last(step)))
+
+    def _fail(self, step: Any, m: int, exc: BaseException) -> None:
+        self.runs.pop(step, None)
+        self.executor.tell(NodeFailed(step, as_op_error(exc, self.specs[m].op)))
+
+    def _on_kernel_done(self, msg: KernelDone) -> None:
+        step, m = msg.step
+        run = self._run_of(step)
+        if run is None:
+            return
+        if msg.error is not None:
+            self._fail(step, m, msg.error)
+            finished(step)
+            return
+        if step.trace is not None:
+            spec = self.specs[m]
+            step.trace.append((spec.op, spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs)))
+        pairs = self._propagate(step, run, m, msg.outputs)
+        if run.ready:
+            self._drain(step, run, pairs)
+        else:
+            self._finish_unit(step, run, pairs)
+
+
+def build_segment(
+    plan_specs: list[NodeSpec],
+    segment: SegmentPlan,
+    refs: list[Any],
+    feed_edges: list[tuple[int, int, int]],
+    roots: list[int],
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``SegmentActor`` arguments for ``segment`` of a plan: ``refs`` are the plan's node
+    refs (members' entries are the segment's own ref, already spawned or not: unused here)."""
+    member_of = {i: k for k, i in enumerate(segment.members)}
+    specs = [plan_specs[i] for i in segment.members]
+    internal: list[list[tuple[int, int, int]]] = []
+    external: list[list[tuple[int, Any, int]]] = []
+    for i in segment.members:
+        ins: list[tuple[int, int, int]] = []
+        outs: list[tuple[int, Any, int]] = []
+        for index, dst, slot in plan_specs[i].out_edges:
+            if dst in member_of:
+                ins.append((index, member_of[dst], slot))
+            else:
+                outs.append((index, refs[dst].direct, slot))
+        internal.append(ins)
+        external.append(outs)
+    owners: list[tuple[int, int]] = []
+    for k, i in enumerate(segment.members):
+        owners.append((k, CONTROL))
+        owners.extend((k, s) for s in range(plan_specs[i].num_inputs))
+    starts: list[tuple[int, int, int | None]] = [
+        (member_of[n], slot, f) for n, slot, f in feed_edges if n in member_of
+    ]
+    starts += [(member_of[n], CONTROL, None) for n in roots if n in member_of]
+    return (specs, internal, external, owners, starts), {}
+
+
+__all__ = ["Resume", "SegmentActor", "SegmentPlan", "build_segment", "segment_member"]
