@@ -38,7 +38,7 @@ from antcolony.actors.messages import (
     NodeFailed,
     Wire,
 )
-from antcolony.actors.step import StepState, finished, finished_last, handed_on, sent
+from antcolony.actors.step import StepState, finished, finished_last, handed_on, passed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
 
@@ -219,32 +219,23 @@ class NodeActor(Actor):
 
     # -- outputs -------------------------------------------------------------------------------
     def _emit_finish(self, tag: Any, out: Any) -> None:
-        """Emit, then finish the message's unit; a root-frame fetch tells the executor in the
+        """Emit, and finish the message's unit; a root-frame fetch tells the executor in the
         same ``Fetched`` whether it was the step's last unit."""
         spec = self.spec
         if not spec.fetch_slots or tag.__class__ is not StepState:
-            self._emit(tag, out)
-            finished(tag)
+            self._emit(tag, out, finish=True)
             return
         self._emit(tag, out, fetch=False)
         outs = (out,) if spec.single_output else out
         last = finished_last(tag)
         self.executor.tell(Fetched(tag, [(j, outs[i]) for i, j in spec.fetch_slots], last))
 
-    def _emit(self, tag: Any, out: Any, fetch: bool = True) -> None:
+    def _emit(self, tag: Any, out: Any, fetch: bool = True, finish: bool = False) -> None:
+        """Send the outputs: to other partitions, to the coordinator if fetched, to successors.
+        With ``finish`` the handled message's unit ends here as well, before the successors get
+        their inputs: one of them may run at once and end the step's last unit itself."""
         spec = self.spec
         outs = (out,) if spec.single_output else (out if out is not None else ())
-        edges = self.out_edges
-        if edges:
-            sent(tag, len(edges))
-            # A control edge carries a token: dead when the node's output is dead.
-            token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
-            if spec.single_output:
-                for _, deliver, slot in edges:
-                    deliver((tag, slot, out if slot >= 0 else token))
-            else:
-                for index, deliver, slot in edges:
-                    deliver((tag, slot, outs[index] if slot >= 0 else token))
         if spec.send_keys:
             rendezvous = tag.step.rendezvous
             dead = out is DEAD or bool(outs and outs[0] is DEAD)
@@ -252,11 +243,27 @@ class NodeActor(Actor):
                 rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
         if fetch and spec.fetch_slots:
             self.executor.tell(Fetched(tag.step, [(j, outs[i]) for i, j in spec.fetch_slots], False))
+        edges = self.out_edges
+        if not edges:
+            if finish:
+                finished(tag)
+            return
+        if finish:
+            passed_on(tag, len(edges))
+        else:
+            sent(tag, len(edges))
+        # A control edge carries a token: dead when the node's output is dead.
+        token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
+        if spec.single_output:
+            for _, deliver, slot in edges:
+                deliver((tag, slot, out if slot >= 0 else token))
+        else:
+            for index, deliver, slot in edges:
+                deliver((tag, slot, outs[index] if slot >= 0 else token))
 
     def _emit_dead(self, tag: Any) -> None:
         n = 1 if self.spec.single_output else max(len(self.spec.op.outputs), 1)
-        self._emit(tag, DEAD if n == 1 else (DEAD,) * n)
-        finished(tag)
+        self._emit(tag, DEAD if n == 1 else (DEAD,) * n, finish=True)
 
 
 class DeadAwareNode(NodeActor):

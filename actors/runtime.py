@@ -95,16 +95,16 @@ class Runtime:
             self.loop.call_soon(self._dispatch)
 
     dispatch_budget = 256
-    inline_budget = 4096
-    """Most handlers run inline (``_Cell.offer``) per dispatch callback, so one callback's
-    length stays bounded as with ``dispatch_budget``."""
+    inline_budget = 1024
+    """Most handlers run inline (``_Cell.offer``) or nodes run by segments per dispatch
+    callback: past it the callback ends, so the loop turns at least that often."""
 
     def _dispatch(self) -> None:
         ready = self._ready
         budget = self.dispatch_budget
         self.inline_left = self.inline_budget
         try:
-            while ready and budget:
+            while ready and budget and self.inline_left > 0:
                 ready.popleft()()
                 budget -= 1
         finally:

@@ -32,7 +32,8 @@ from antcolony.graph.passes.place import HOST
 
 _now = time.perf_counter
 
-#: Most members run in one turn before the segment yields to other actors (``Resume``).
+#: Most members run in one turn before the segment yields to other actors (``Resume``); fewer
+#: when the runtime's inline budget for this dispatch callback is lower.
 TURN_BUDGET = 512
 
 
@@ -187,7 +188,9 @@ class SegmentActor(Actor):
         ready, args = run.ready, run.args
         computes, thresholds = self.computes, self.thresholds
         traced = step.trace is not None
-        budget = TURN_BUDGET
+        # Members count against the runtime's inline budget, so the loop still turns as often.
+        runtime = self.runtime
+        budget = granted = max(1, min(TURN_BUDGET, runtime.inline_left))
         while ready:
             if not budget:
                 sent(step, 1)
@@ -214,6 +217,7 @@ class SegmentActor(Actor):
             pairs = self._propagate(step, run, m, out)
             if pairs is not None:
                 fetched = pairs if fetched is None else fetched + pairs
+        runtime.inline_left -= granted - budget
         self._finish_unit(step, run, fetched)
 
     def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> list[tuple[int, Any]] | None:

@@ -15,7 +15,8 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
   An iteration with no unit left may end; a step with none left tells its coordinator
   ``StepDrained``.
 - ``handed_on(tag, n)``: a message under the root tag was handled and produced ``n`` messages
-  (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise.
+  (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
+  ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
 
 ``finished_last(step)`` is ``finished`` for a fetching node, which reports completion in its own
 ``Fetched`` message instead of a separate ``StepDrained``.
@@ -114,6 +115,15 @@ def handed_on(step: StepState, n: int) -> None:
     step.pending += n - 1
     if not step.pending:
         step.coordinator.tell(StepDrained(step))
+
+
+def passed_on(tag: Any, n: int) -> None:
+    """``handed_on`` under any tag, for ``n >= 1``: the handled unit ends and ``n`` messages
+    are in flight instead, counted before they are delivered. Nothing can reach zero here."""
+    step = tag if tag.__class__ is StepState else tag.step
+    step.pending += n - 1
+    if tag is not step:
+        tag.pending += n - 1
 
 
 def finished_last(step: StepState) -> bool:

@@ -6,7 +6,9 @@ docs/architecture.md shows this trace; run it to see the protocol on the current
 
 The graph: ``x`` fed on the host, ``y = x * 2`` on the host, ``z = matmul(y, w)`` on the simulated
 GPU (``w`` a variable there), ``out = reduce_sum(z) + 1`` back on the host. The first run builds
-and warms the executors; the second is traced. Each line: sender's turn -> recipient: message.
+and warms the executors; the second is traced. Each line: ``-> recipient: message`` for a queued
+tell, ``=> recipient: message`` for a direct one (``ActorRef.direct``: handled at once when the
+recipient is idle, else queued).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import antcolony as ac
+from antcolony.actors.actor import _Cell
 from antcolony.actors.ref import ActorRef
 
 
@@ -49,14 +52,22 @@ async def main() -> int:
     lines: list[str] = []
     recording = False
     original = ActorRef.tell
+    original_offer = _Cell.offer
 
     def tell(self: ActorRef, message: Any) -> None:
         if recording:
             lines.append(f"-> {self.name}: {describe(message)}")
         original(self, message)
 
-    # Patched before the executors are built: nodes keep their successors' bound ``tell``.
+    def offer(self: _Cell, message: Any) -> None:
+        if recording:
+            lines.append(f"=> {self.name}: {describe(message)}")
+        original_offer(self, message)
+
+    # Patched before the executors are built: nodes keep their successors' bound ``tell`` and
+    # ``direct`` (the cell's ``offer``).
     ActorRef.tell = tell  # type: ignore[method-assign]
+    _Cell.offer = offer  # type: ignore[method-assign]
     try:
         async with ac.Session(g, config=config) as sess:
             await sess.run(init)
@@ -67,6 +78,7 @@ async def main() -> int:
             recording = False
     finally:
         ActorRef.tell = original  # type: ignore[method-assign]
+        _Cell.offer = original_offer  # type: ignore[method-assign]
     print(f"session.run(out) = {value} ({len(lines)} messages)")
     for n, line in enumerate(lines, 1):
         print(f"{n:3d} {line}")
