@@ -17,8 +17,6 @@ held. The share is set by ``SetComputeShare`` (the resource manager applying per
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import time
 from collections import deque
 from functools import partial
@@ -29,6 +27,7 @@ from antcolony.devices.launch import KernelDone, Launch
 
 from .backends.base import Completion, GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
+from .launch_queue import LaunchQueue
 from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
 #: Launches in flight per stream (a slot per launch in ``free``; a finished launch frees one).
@@ -47,8 +46,7 @@ class GpuWorker(Actor):
         self.counts = {"compute": max(1, compute_streams), "copy": max(1, copy_streams)}
         self.free: dict[str, deque[Stream]] = {}  # a stream once per free slot
         self._stream_of: dict[str, Stream] = {}  # by label
-        self.queues: dict[str, list[tuple[int, int, Launch]]] = {"compute": [], "copy": []}
-        self.seq = itertools.count()
+        self.queues = {"compute": LaunchQueue(), "copy": LaunchQueue()}
         self.streams: list[Stream] = []
         self.share = ComputeShare()
         self.completed = 0
@@ -78,7 +76,7 @@ class GpuWorker(Actor):
             if not queue and free and not (compute and self._hold()):
                 self._start(compute, msg, free.popleft())
                 return None
-            heapq.heappush(queue, (-msg.priority, next(self.seq), msg))
+            queue.push(msg)
             self._dispatch(kind)
         elif type(msg) is SetComputeShare:
             self.share.set_percent(msg.percent)
@@ -110,7 +108,7 @@ class GpuWorker(Actor):
         if compute and queue and free and self._hold():
             return
         while queue and free:
-            self._start(compute, heapq.heappop(queue)[2], free.popleft())
+            self._start(compute, queue.pop(), free.popleft())
 
     def _start(self, compute: bool, launch: Launch, stream: Stream) -> None:
         # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core

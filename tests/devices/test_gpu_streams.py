@@ -11,6 +11,8 @@ import weakref
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.runtime import get_runtime
@@ -18,6 +20,7 @@ from antcolony.devices.backends.base import Completion
 from antcolony.devices.backends.sim import SimBackend
 from antcolony.devices.gpu import LAUNCH_DEPTH, GpuWorker
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.launch_queue import LaunchQueue
 from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
 from tests.waiting import until, until_async
 
@@ -203,3 +206,22 @@ async def test_a_failed_launch_on_a_worker_is_reported_and_the_stream_keeps_goin
     assert isinstance(got[1].error, RuntimeError)
     stats = await worker.ask(GetWorkerStatistics())
     assert (stats.in_flight, stats.completed, stats.queued) == (0, 3, 0)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(-3, 3)), max_size=60))
+def test_waiting_launches_leave_highest_priority_first_and_fifo_within_a_priority(ops):
+    queue, model, seq = LaunchQueue(), [], itertools.count()
+    for is_push, priority in ops:
+        if is_push or not model:
+            launch = Launch(next(seq), None, [], priority, None)
+            queue.push(launch)
+            model.append(launch)
+        else:
+            expected = min(model, key=lambda m: (-m.priority, m.step))
+            model.remove(expected)
+            assert queue.pop() is expected
+        assert len(queue) == len(model)
+    drained = [queue.pop() for _ in range(len(queue))]
+    assert drained == sorted(model, key=lambda m: (-m.priority, m.step))
+    with pytest.raises(IndexError):
+        queue.pop()
