@@ -2,7 +2,7 @@
 
 Every value a GPU produces (kernel outputs, copies onto the GPU, variable updates) is charged to
 the device's ``VMemAllocator`` when it is created and freed when its last reference dies (a
-``weakref.finalize``), so the figures follow real tensor lifetimes: the executor drops a value as
+weak reference's callback), so the figures follow real tensor lifetimes: the executor drops a value as
 soon as its last consumer has run (TF's ClearVal), fetches leave the GPU as host copies, and a
 failed or cancelled step drops everything it held. Views ride on their base array's charge.
 On the simulated backend the charge is all there is (a virtual address space); on CUDA the same
@@ -28,6 +28,14 @@ from .allocator import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+class _Charge(weakref.ref):  # type: ignore[type-arg]
+    """A charged value's weak reference, carrying its allocation. A plain ``weakref.ref`` with a
+    callback costs a tenth of a ``weakref.finalize`` (no global registry, no lock), and every
+    value a simulated GPU produces pays it on the launch path."""
+
+    __slots__ = ("allocation", "key")
 
 
 class DeviceMemory:
@@ -58,7 +66,7 @@ class DeviceMemory:
         self.adjustable = AdjustableAllocator(self.device)
         # backend hook: vmem -> context manager routing the array module's allocations here
         self._allocation_context = allocation_context
-        self._live: dict[int, Any] = {}
+        self._live: dict[int, _Charge] = {}  # id(value) -> its charge (which keeps the ref alive)
         self._lock = threading.Lock()
 
     # -- accounting ----------------------------------------------------------------------------
@@ -82,9 +90,10 @@ class DeviceMemory:
             if key in self._live:
                 return value
         allocation = self.vmem.allocate(max(int(nbytes), 1))
+        charge = _Charge(value, self._release)
+        charge.key, charge.allocation = key, allocation
         with self._lock:
-            self._live[key] = allocation
-        weakref.finalize(value, self._release, key, allocation)
+            self._live[key] = charge
         return value
 
     def charged(self, compute: Any) -> Any:
@@ -105,16 +114,17 @@ class DeviceMemory:
 
         return run
 
-    def _release(self, key: int, allocation: Any) -> None:
+    def _release(self, charge: _Charge) -> None:
         with self._lock:
-            self._live.pop(key, None)
-        self.vmem.free(allocation)
+            if self._live.get(charge.key) is charge:
+                del self._live[charge.key]
+        self.vmem.free(charge.allocation)
 
     def is_device_resident(self, value: Any) -> bool | None:
         """True on the GPU, False in host fallback memory, None when not charged here."""
         with self._lock:
-            allocation = self._live.get(id(value))
-        return None if allocation is None else self.vmem.is_device_resident(allocation)
+            charge = self._live.get(id(value))
+        return None if charge is None else self.vmem.is_device_resident(charge.allocation)
 
     # -- limits and figures -----------------------------------------------------------------------
     def adjust_limit(self, new_limit: int) -> int:

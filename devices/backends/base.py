@@ -8,15 +8,19 @@ workers, executor, allocators, services) is shared by every backend.
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from antcolony.devices.handoff import post
 
-# on_done(result, error, start, end): called on the event loop when a launched function finished.
-Done = Callable[[Any, "BaseException | None", float, float], None]
+#: One finished launch: ``(token, result, error, start, end)``; ``token`` is what ``launch`` was
+#: given, ``start``/``end`` are ``time.perf_counter`` seconds of the work on the device.
+Completion = tuple[Any, Any, "BaseException | None", float, float]
+#: on_done(batch): called on the event loop with the completions (in stream order) that arrived
+#: since the last call.
+OnDone = Callable[[list[Completion]], None]
 
 
 @dataclass(frozen=True)
@@ -32,44 +36,52 @@ class GpuInfo:
 class Stream:
     """An in-order queue of work on one GPU (a CUDA stream, or a simulated one).
 
-    ``launch(fn, args, on_done)`` enqueues ``fn(*args)``; ``on_done`` is called on the event loop
-    once the work has completed on the device (through an event/host callback bridged with
-    ``devices.handoff.post``), never by blocking the loop.
+    ``launch(fn, args, token)`` enqueues ``fn(*args)`` and returns at once; the stream runs its
+    queue back to back. Each launch completes as a ``Completion`` carrying ``token``, delivered
+    to ``on_done`` on the event loop: completions that arrive while the loop is busy travel
+    together, so a stream costs the loop one wake-up per batch, not one per kernel. Nothing
+    blocks the loop.
     """
 
-    def __init__(self, backend: GpuBackend, device: int, label: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, backend: GpuBackend, device: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
+    ) -> None:
         self.backend = backend
         self.device = device
         self.label = label
         self.loop = loop
+        self._on_done = on_done
+        self._done: list[Completion] = []
+        self._done_lock = threading.Lock()
+        self._posted = False  # a flush is scheduled on the loop (under _done_lock)
+        self._what = f"work on stream {label}"
 
-    def launch(self, fn: Callable[..., Any], args: list[Any], on_done: Done) -> None:
+    def launch(self, fn: Callable[..., Any], args: list[Any], token: Any) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
         """Release the stream; work already enqueued may still complete."""
 
-    def _post(self, on_done: Done, cell: list[Any], error: BaseException | None, start: float) -> None:
-        """Deliver a completion to the loop from any thread.
+    def _complete(
+        self, token: Any, cell: list[Any], error: BaseException | None, start: float, end: float
+    ) -> None:
+        """Report one finished launch; callable from any thread. Its result rides in ``cell`` (a
+        one-item list, or empty), emptied here: the value then lives only in the batch the loop
+        takes, so a stream thread descheduled after reporting keeps no device memory alive."""
+        with self._done_lock:
+            self._done.append((token, cell.pop() if cell else None, error, start, end))
+            if self._posted:
+                return
+            self._posted = True
+        if not post(self.loop, self._what, self._flush):
+            with self._done_lock:
+                self._done.clear()
 
-        The result travels in a one-item list the loop empties: a worker thread descheduled
-        right after posting must not keep the value (and its device memory) alive.
-        """
-        if not post(
-            self.loop,
-            f"work on stream {self.label}",
-            _deliver,
-            on_done,
-            cell,
-            error,
-            start,
-            time.perf_counter(),
-        ):
-            cell.clear()
-
-
-def _deliver(on_done: Done, cell: list[Any], error: BaseException | None, start: float, end: float) -> None:
-    on_done(cell.pop() if cell else None, error, start, end)
+    def _flush(self) -> None:
+        with self._done_lock:
+            batch, self._done = self._done, []
+            self._posted = False
+        self._on_done(batch)
 
 
 class GpuBackend:
@@ -100,9 +112,12 @@ class GpuBackend:
         """The array module kernels run with on this backend (numpy or cupy)."""
         return self._array_module()
 
-    def create_stream(self, index: int, label: str, loop: asyncio.AbstractEventLoop) -> Stream:
+    def create_stream(
+        self, index: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
+    ) -> Stream:
+        """A new stream on GPU ``index``; its completions go to ``on_done`` on ``loop``."""
         self.info(index)
-        return self._create_stream(index, label, loop)
+        return self._create_stream(index, label, loop, on_done)
 
     def to_device(self, index: int, value: Any) -> Any:
         """Copy a host value to GPU ``index`` (runs on a copy stream's thread)."""
@@ -153,7 +168,9 @@ class GpuBackend:
     def _array_module(self) -> Any:
         raise NotImplementedError("backend must name its array module")
 
-    def _create_stream(self, index: int, label: str, loop: asyncio.AbstractEventLoop) -> Stream:
+    def _create_stream(
+        self, index: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
+    ) -> Stream:
         raise NotImplementedError("backend must create streams")
 
     def _to_device(self, index: int, value: Any) -> Any:

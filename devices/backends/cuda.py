@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from antcolony.errors import UnavailableError
 
 from . import register_backend
-from .base import Done, GpuBackend, GpuInfo, Stream
+from .base import GpuBackend, GpuInfo, OnDone, Stream
 from .cuda_memory import CudaDeviceMemory, PinnedMappedMemory, make_cupy_allocator
+from .threaded import ThreadedStream
 
 
 def import_cupy() -> Any:
@@ -56,26 +55,28 @@ def import_cupy() -> Any:
     return cupy
 
 
-class CudaStream(Stream):
+class CudaStream(ThreadedStream):
     """A CUDA stream driven from its own thread; completions bridged by ``launch_host_func``."""
 
+    thread_prefix = "cuda"
+
     def __init__(
-        self, backend: CudaBackend, device: int, label: str, loop: asyncio.AbstractEventLoop
+        self,
+        backend: CudaBackend,
+        device: int,
+        label: str,
+        loop: asyncio.AbstractEventLoop,
+        on_done: OnDone,
     ) -> None:
-        super().__init__(backend, device, label, loop)
-        self._cupy = backend.cupy
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"cuda{device}-{label}")
-        self._stream = self._thread.submit(self._make).result()
+        self._cupy = cupy = backend.cupy
+        # Device() restores the previous current device on exit, so any thread may create it.
+        with cupy.cuda.Device(device):
+            self._stream = cupy.cuda.Stream(non_blocking=True)
+        super().__init__(backend, device, label, loop, on_done)
+        self._last_end = 0.0  # when the previous host function ran (driver thread only)
 
-    def _make(self) -> Any:
-        with self._cupy.cuda.Device(self.device):
-            return self._cupy.cuda.Stream(non_blocking=True)
-
-    def launch(self, fn: Callable[..., Any], args: list[Any], on_done: Done) -> None:
-        self._thread.submit(self._enqueue, [fn, args], on_done)
-
-    def _enqueue(self, box: list[Any], on_done: Done) -> None:
-        fn, args = box
+    def _execute(self, box: list[Any]) -> None:
+        fn, args, token = box
         box.clear()
         start = time.perf_counter()
         cell: list[Any] = []
@@ -84,19 +85,20 @@ class CudaStream(Stream):
                 cell.append(fn(*args))
         except Exception as exc:
             del fn, args
-            self._post(on_done, cell, exc, start)
+            self._complete(token, cell, exc, start, time.perf_counter())
             return
         del fn, args
-        # The driver thread only posts: no CUDA calls, and it holds no array reference (the result
-        # rides in ``cell``, emptied on the loop), so no array is ever released there.
-        self._stream.launch_host_func(self._host_done, (on_done, cell, start))
+        # The driver thread only reports: no CUDA calls, and it holds no array reference (the
+        # result rides in ``cell``, emptied by ``_complete``), so no array is released there.
+        self._stream.launch_host_func(self._host_done, (token, cell, start))
 
-    def _host_done(self, box: tuple[Done, list[Any], float]) -> None:
-        on_done, cell, start = box
-        self._post(on_done, cell, None, start)
-
-    def close(self) -> None:
-        self._thread.shutdown(wait=False, cancel_futures=True)
+    def _host_done(self, box: tuple[Any, list[Any], float]) -> None:
+        token, cell, enqueued = box
+        # Host functions of one stream run in its order: a kernel enqueued behind others started
+        # on the device when the one before it ended, not when it was enqueued.
+        start = max(enqueued, self._last_end)
+        self._last_end = end = time.perf_counter()
+        self._complete(token, cell, None, start, end)
 
 
 @register_backend("cuda")
@@ -144,8 +146,10 @@ class CudaBackend(GpuBackend):
 
         return context
 
-    def _create_stream(self, index: int, label: str, loop: asyncio.AbstractEventLoop) -> Stream:
-        return CudaStream(self, index, label, loop)
+    def _create_stream(
+        self, index: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
+    ) -> Stream:
+        return CudaStream(self, index, label, loop, on_done)
 
     def _to_device(self, index: int, value: Any) -> Any:
         with self.cupy.cuda.Device(index):

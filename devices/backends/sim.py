@@ -1,4 +1,4 @@
-"""The simulated GPU backend: numpy arrays, in-order single-thread streams, events as futures.
+"""The simulated GPU backend: numpy arrays, in-order streams of one thread each.
 
 It is honest about what it simulates: kernels really run (on the stream's own thread, so work
 on different streams overlaps), PCI bus ids are synthetic (``0000:0N:00.0``), and memory is
@@ -9,47 +9,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from time import perf_counter
 from typing import Any
 
 import numpy as np
 
 from ..sim_ledger import SharedAddressSpace, SimGpuLedger
 from . import register_backend
-from .base import Done, GpuBackend, GpuInfo, Stream
+from .base import GpuBackend, GpuInfo, OnDone, Stream
+from .threaded import ThreadedStream
 
 logger = logging.getLogger(__name__)
 
 
-class SimStream(Stream):
-    """A single worker thread: work runs in launch order, like a CUDA stream."""
+class SimStream(ThreadedStream):
+    """A simulated CUDA stream: its own thread runs its queue back to back, in launch order."""
 
-    def __init__(self, backend: GpuBackend, device: int, label: str, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(backend, device, label, loop)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"sim-gpu{device}-{label}")
+    thread_prefix = "sim-gpu"
 
-    def launch(self, fn: Callable[..., Any], args: list[Any], on_done: Done) -> None:
-        self._thread.submit(self._run, [fn, args], on_done)
-
-    def _run(self, box: list[Any], on_done: Done) -> None:
-        # The inputs are dropped before completion is posted: a freed tensor's memory is back in
-        # the allocator by the time the step can see the kernel as done.
-        fn, args = box
+    def _execute(self, box: list[Any]) -> None:
+        fn, args, token = box
         box.clear()
-        start = time.perf_counter()
+        start = perf_counter()
         cell: list[Any] = []
         error = None
         try:
             cell.append(fn(*args))
         except Exception as exc:
             error = exc
+        end = perf_counter()
+        # The inputs are dropped before completion is reported: a freed tensor's memory is back
+        # in the allocator by the time the step can see the kernel as done.
         del fn, args
-        self._post(on_done, cell, error, start)
-
-    def close(self) -> None:
-        self._thread.shutdown(wait=False, cancel_futures=True)
+        self._complete(token, cell, error, start, end)
 
 
 @register_backend("sim")
@@ -109,8 +101,10 @@ class SimBackend(GpuBackend):
     def _array_module(self) -> Any:
         return np
 
-    def _create_stream(self, index: int, label: str, loop: asyncio.AbstractEventLoop) -> Stream:
-        return SimStream(self, index, label, loop)
+    def _create_stream(
+        self, index: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
+    ) -> Stream:
+        return SimStream(self, index, label, loop, on_done)
 
     def _to_device(self, index: int, value: Any) -> Any:
         # A real copy, so device and host values never alias (as with a PCIe transfer).
