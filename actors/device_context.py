@@ -30,12 +30,17 @@ class SessionDevices:
         self.inline_threshold = config.inline_threshold
         self.default_device = config.default_device
         self.allow_soft_placement = config.allow_soft_placement
+        self.fuse_loops = config.fuse_loops
 
     def resolve(self, requested: str) -> str | None:
         return self.devices.resolve(requested)
 
     def has_kernel(self, op_type: str, device: str) -> bool:
         return op_type in CONTROL_FLOW_OPS or find_kernel(op_type, _device_type(device)) is not None
+
+    def inline_kernel(self, op_type: str, device: str) -> bool:
+        kd = find_kernel(op_type, _device_type(device))
+        return kd is not None and not kd.expensive and not kd.blocking
 
     def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]:
         kd = find_kernel(op.type, _device_type(device))

@@ -46,6 +46,7 @@ def chosen_intra_op_threads(inter_op_threads: int, cores: int | None = None) -> 
 _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "inter_op_threads": (env_int, "ANTCOLONY_INTER_OP_THREADS"),
     "inline_threshold": (env_int, "ANTCOLONY_INLINE_THRESHOLD"),
+    "fuse_loops": (env_bool, "ANTCOLONY_FUSE_LOOPS"),
     "intra_op_threads": (env_int, "ANTCOLONY_INTRA_OP_THREADS"),
     "allow_soft_placement": (env_bool, "ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
     "gpu_backend": (env_str, "ANTCOLONY_GPU_BACKEND"),
@@ -84,6 +85,10 @@ class SessionConfig:
     inline_threshold: an expensive kernel (matmul, reductions, ...) whose inputs hold fewer
         elements than this runs inline on the node actor's turn instead of on a worker thread
         (env ``ANTCOLONY_INLINE_THRESHOLD``).
+    fuse_loops: run each while loop whose ops are all cheap, stateless CPU kernels (no
+        variables, random ops, expensive or blocking kernels, nested loops) as one node that
+        iterates itself, instead of a message per op per iteration: ~10x faster iterations, same
+        results (env ``ANTCOLONY_FUSE_LOOPS``; default on). Off: every loop runs node by node.
     allow_soft_placement: place an op on the CPU when its requested device does not exist or has
         no kernel for it; when False that is an ``InvalidArgumentError`` (env
         ``ANTCOLONY_ALLOW_SOFT_PLACEMENT``).
@@ -132,6 +137,7 @@ class SessionConfig:
     inter_op_threads: int = field(default_factory=_default_threads)
     intra_op_threads: int | None = None
     inline_threshold: int = 32768
+    fuse_loops: bool = True
     allow_soft_placement: bool = True
     log_device_placement: bool = False
     default_device: str = "/cpu:0"
@@ -209,6 +215,8 @@ class SessionConfig:
                 "SessionConfig.memory_optimizer must be 'off', 'manual' or 'heuristics', "
                 f"got {self.memory_optimizer!r}"
             )
+        if not isinstance(self.fuse_loops, bool):
+            raise ConfigError(f"SessionConfig.fuse_loops must be True or False, got {self.fuse_loops!r}")
         if not isinstance(self.inline_threshold, int) or self.inline_threshold < 0:
             raise ConfigError(
                 f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}"

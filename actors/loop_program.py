@@ -1,0 +1,210 @@
+"""A fused loop's ``LoopLayout`` bound to kernels: it runs the loop's iterations.
+
+Two interpreters over the same flat list of values: ``_run_plain`` for frames without a cond
+(nothing is dead while the loop runs, so no value is checked), and ``_run_dead_aware``, which
+applies TF's dead-value rule (a dead input kills a kernel's outputs, a Switch kills its untaken
+side, a Merge forwards its first live input) and records a trace entry per kernel when the step
+is traced. Both run iterations until the loop ends or a deadline passes, and report how it went.
+"""
+
+from __future__ import annotations
+
+import time
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from antcolony.actors.frames import DEAD
+from antcolony.actors.loop_layout import LoopLayout, LoopStep
+from antcolony.errors import as_op_error
+
+_now = time.perf_counter
+
+#: ``LoopProgram.run`` outcomes.
+RUNNING = 0  # the deadline passed: call ``run`` again with the same values
+DONE = 1  # the loop ended: the payload is the Exits' values (one value when there is one Exit)
+FAILED = 2  # an op raised: the payload is the OpError naming it
+STALLED = 3  # a predicate or next value was dead: the frame produces nothing (as unfused)
+
+#: iterations between two looks at the clock
+_CLOCK_EVERY = 32
+_KERNEL, _SWITCH, _MERGE, _TRIGGER = "kernel", "switch", "merge", "trigger"
+
+
+class LoopProgram:
+    """Runs one fused frame; built by ``FusedLoopPlan.bind`` with kernels from the session."""
+
+    def __init__(self, layout: LoopLayout, op: Any, ctx: Any, device: str, constants: dict[int, Any]) -> None:
+        self.layout = layout
+        self.op = op
+        self.device = device
+        template: list[Any] = [None] * layout.nslots
+        for slot, const in layout.consts:
+            template[slot] = ctx.kernel(const, device)[0]()
+        for slot, const in layout.bound:
+            if id(const) not in constants:
+                constants[id(const)] = ctx.const_value(const, device)
+            template[slot] = constants[id(const)]
+        self.template = template
+        self.inputs = layout.inputs
+        kernels = {
+            id(s.op): ctx.kernel(s.op, device)[0] for s in layout.pre + layout.body if s.kind == _KERNEL
+        }
+        self.dead_pre = tuple(_dead_aware_step(s, kernels) for s in layout.pre)
+        self.dead_body = tuple(_dead_aware_step(s, kernels) for s in layout.body)
+        self.plain_pre = tuple(_plain_step(s, kernels) for s in layout.pre) if not layout.dead_aware else ()
+        self.plain_body = tuple(_plain_step(s, kernels) for s in layout.body) if not layout.dead_aware else ()
+        dsts = tuple(d for d, _ in layout.carry)
+        srcs = tuple(s for _, s in layout.carry)
+        self.carry_dsts = dsts
+        # a tuple of the next values whatever their number (itemgetter of one slot is not one)
+        self.next_values = itemgetter(*srcs) if len(srcs) > 1 else (lambda vals: (vals[srcs[0]],))
+        self.exits = layout.exits
+
+    def start(self, args: list[Any]) -> list[Any]:
+        """The values of a new run of the loop: its inputs (in fused input order) in their slots."""
+        vals = self.template.copy()
+        for slot, value in zip(self.inputs, args):
+            vals[slot] = value
+        return vals
+
+    def run(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
+        """Run iterations on ``vals`` until the loop ends or ``deadline`` (perf_counter) passes."""
+        if self.layout.dead_aware or trace is not None:
+            return self._run_dead_aware(vals, deadline, trace)
+        return self._run_plain(vals, deadline)
+
+    def _outputs(self, vals: list[Any]) -> Any:
+        if len(self.exits) == 1:
+            return vals[self.exits[0]]
+        return tuple(vals[s] for s in self.exits)
+
+    def _run_plain(self, vals: list[Any], deadline: float) -> tuple[int, Any]:
+        pre, body, pred = self.plain_pre, self.plain_body, self.layout.pred
+        dsts, next_values = self.carry_dsts, self.next_values
+        op = None
+        n = 0
+        try:
+            while True:
+                # ``op`` names the op that raised, in the except clause
+                for arity, fn, a, b, ins, out, outs, op in pre:  # noqa: B007
+                    if arity == 2:
+                        r = fn(vals[a], vals[b])
+                    elif arity == 1:
+                        r = fn(vals[a])
+                    else:
+                        r = fn(*[vals[i] for i in ins])
+                    if outs is None:
+                        vals[out] = r
+                    else:
+                        for slot, v in zip(outs, r):
+                            vals[slot] = v
+                if not vals[pred]:
+                    return DONE, self._outputs(vals)
+                for arity, fn, a, b, ins, out, outs, op in body:  # noqa: B007
+                    if arity == 2:
+                        r = fn(vals[a], vals[b])
+                    elif arity == 1:
+                        r = fn(vals[a])
+                    else:
+                        r = fn(*[vals[i] for i in ins])
+                    if outs is None:
+                        vals[out] = r
+                    else:
+                        for slot, v in zip(outs, r):
+                            vals[slot] = v
+                for slot, v in zip(dsts, next_values(vals)):
+                    vals[slot] = v
+                n += 1
+                if n == _CLOCK_EVERY:
+                    if _now() >= deadline:
+                        return RUNNING, None
+                    n = 0
+        except Exception as exc:
+            return FAILED, as_op_error(exc, op)
+
+    def _run_dead_aware(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
+        pred, dsts, next_values = self.layout.pred, self.carry_dsts, self.next_values
+        n = 0
+        op = None
+        try:
+            while True:
+                for step in self.dead_pre:
+                    op = step[-1]
+                    _evaluate(step, vals, trace, self.device)
+                p = vals[pred]
+                if p is DEAD:
+                    return STALLED, None
+                if not p:
+                    return DONE, self._outputs(vals)
+                for step in self.dead_body:
+                    op = step[-1]
+                    _evaluate(step, vals, trace, self.device)
+                nxt = next_values(vals)
+                if any(v is DEAD for v in nxt):
+                    return STALLED, None
+                for slot, v in zip(dsts, nxt):
+                    vals[slot] = v
+                n += 1
+                if n == _CLOCK_EVERY:
+                    if _now() >= deadline:
+                        return RUNNING, None
+                    n = 0
+        except Exception as exc:
+            return FAILED, as_op_error(exc, op)
+
+
+def _plain_step(step: LoopStep, kernels: dict[int, Any]) -> tuple[Any, ...]:
+    """(arity, kernel, first input slot, second, all input slots, output slot, output slots or
+    None when there is one, op): the plain interpreter's entry."""
+    ins = step.ins
+    a = ins[0] if ins else -1
+    b = ins[1] if len(ins) > 1 else -1
+    arity = len(ins) if len(ins) in (1, 2) else -1
+    single = len(step.op.outputs) <= 1
+    return (arity, kernels[id(step.op)], a, b, ins, step.outs[0], None if single else step.outs, step.op)
+
+
+def _dead_aware_step(step: LoopStep, kernels: dict[int, Any]) -> tuple[Any, ...]:
+    """(kind, kernel or None, input slots, output slots, single output, control slots, op)."""
+    fn = kernels.get(id(step.op)) if step.kind == _KERNEL else None
+    return (step.kind, fn, step.ins, step.outs, len(step.op.outputs) <= 1, step.ctrl, step.op)
+
+
+def _evaluate(step: tuple[Any, ...], vals: list[Any], trace: list[Any] | None, device: str) -> None:
+    """One op under the dead-value rule (as the node actors apply it)."""
+    kind, fn, ins, outs, single, ctrl, op = step
+    if kind == _MERGE:  # control inputs only order a Merge
+        for k, slot in enumerate(ins):
+            if vals[slot] is not DEAD:
+                vals[outs[0]], vals[outs[1]] = vals[slot], np.int32(k)
+                return
+        vals[outs[0]] = vals[outs[1]] = DEAD
+        return
+    if kind == _TRIGGER:  # never dead
+        vals[outs[0]] = None
+        return
+    args = [vals[slot] for slot in ins]
+    if any(a is DEAD for a in args) or any(vals[slot] is DEAD for slot in ctrl):
+        for slot in outs:
+            vals[slot] = DEAD
+        return
+    if kind == _SWITCH:
+        data, taken = args
+        vals[outs[0]], vals[outs[1]] = (DEAD, data) if bool(taken) else (data, DEAD)
+        return
+    start = _now() if trace is not None else 0.0
+    r = fn(*args)
+    if single:
+        vals[outs[0]] = r
+    else:
+        for slot, v in zip(outs, r):
+            vals[slot] = v
+    if trace is not None:
+        trace.append((op, device, "inline", start, _now(), _nbytes(r)))
+
+
+def _nbytes(out: Any) -> int:
+    outs = out if isinstance(out, tuple) else (out,)
+    return sum(int(getattr(o, "nbytes", 0)) for o in outs)
