@@ -11,8 +11,9 @@ of a partition's plan by one ``FusedLoopPlan`` node whose inputs are the frame's
 A frame is fused when (``_why_not`` names the first reason otherwise):
 
 - its partition is the host CPU (a GPU loop keeps its kernels on the GPU's streams);
-- every op in it has a kernel that always runs inline (neither expensive nor blocking) and is
-  stateless: no variable, random, print, accumulator or other stateful op, no variable
+- every op in it has a kernel that runs inline whatever is fed (not blocking; not expensive,
+  or expensive on inputs whose static shapes hold fewer elements than the inline threshold) and
+  is stateless: no variable, random, print, accumulator or other stateful op, no variable
   reference routed in;
 - it holds no nested loop frame and no Recv, and nothing in it but its Exits is fetched, sent to
   another partition or consumed outside it;
@@ -94,10 +95,10 @@ class FusedLoopPlan:
         )
 
 
-def fuse_loops(plan: Any, inline_kernel: Callable[[str, str], bool]) -> None:
+def fuse_loops(plan: Any, inline_kernel: Callable[[Any, str], bool]) -> None:
     """Replace each fusable loop frame of ``plan`` (an ``ExecutorPlan`` before its expected
-    inputs and roots are counted) by one ``FusedLoopPlan``; ``inline_kernel(op_type, device)``
-    says whether a kernel always runs inline."""
+    inputs and roots are counted) by one ``FusedLoopPlan``; ``inline_kernel(op, device)`` says
+    whether an op's kernel runs inline whatever is fed."""
     nodes = plan.nodes
     ins = _in_edges(plan)
     frames: dict[str, list[int]] = {}
@@ -157,7 +158,7 @@ def _why_not(
     plan: Any,
     members: set[int],
     ins: list[list[tuple[int, int, int]]],
-    inline_kernel: Callable[[str, str], bool],
+    inline_kernel: Callable[[Any, str], bool],
 ) -> str | None:
     """Why the frame of ``members`` must not be fused (None: it may be, if it has a loop's shape)."""
     from antcolony.devices.device_set import HOST
@@ -178,7 +179,7 @@ def _why_not(
         if node.role is None:
             if op.op_def.stateful or op.op_def.ref_inputs:
                 return f"{op.name} ({op.type}) is stateful"
-            if not inline_kernel(op.type, plan.device):
+            if not inline_kernel(op, plan.device):
                 return f"{op.name} ({op.type}) has a kernel that may run off the event loop"
         elif "shared_name" in op.attrs:
             return f"{op.name} routes a variable reference"

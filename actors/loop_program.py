@@ -27,7 +27,8 @@ DONE = 1  # the loop ended: the payload is the Exits' values (one value when the
 FAILED = 2  # an op raised: the payload is the OpError naming it
 STALLED = 3  # a predicate or next value was dead: the frame produces nothing (as unfused)
 
-#: iterations between two looks at the clock
+#: most iterations between two looks at the clock; a chunk looks after 1, 2, 4, ... iterations
+#: first, so slow iterations overrun its deadline by about as much as they already took
 _CLOCK_EVERY = 32
 _KERNEL, _SWITCH, _MERGE, _TRIGGER = "kernel", "switch", "merge", "trigger"
 
@@ -84,7 +85,7 @@ class LoopProgram:
         pre, body, pred = self.plain_pre, self.plain_body, self.layout.pred
         dsts, next_values = self.carry_dsts, self.next_values
         op = None
-        n = 0
+        n, every = 0, 1
         try:
             while True:
                 # ``op`` names the op that raised, in the except clause
@@ -117,16 +118,18 @@ class LoopProgram:
                 for slot, v in zip(dsts, next_values(vals)):
                     vals[slot] = v
                 n += 1
-                if n == _CLOCK_EVERY:
+                if n == every:
                     if _now() >= deadline:
                         return RUNNING, None
                     n = 0
+                    if every < _CLOCK_EVERY:
+                        every += every
         except Exception as exc:
             return FAILED, as_op_error(exc, op)
 
     def _run_dead_aware(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
         pred, dsts, next_values = self.layout.pred, self.carry_dsts, self.next_values
-        n = 0
+        n, every = 0, 1
         op = None
         try:
             while True:
@@ -147,10 +150,12 @@ class LoopProgram:
                 for slot, v in zip(dsts, nxt):
                     vals[slot] = v
                 n += 1
-                if n == _CLOCK_EVERY:
+                if n == every:
                     if _now() >= deadline:
                         return RUNNING, None
                     n = 0
+                    if every < _CLOCK_EVERY:
+                        every += every
         except Exception as exc:
             return FAILED, as_op_error(exc, op)
 

@@ -33,8 +33,8 @@ class PlacementContext(Protocol):
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
-    def inline_kernel(self, op_type: str, device: str) -> bool:
-        """True when ``op_type``'s kernel on ``device`` always runs on the node's turn."""
+    def inline_kernel(self, op: Operation, device: str) -> bool:
+        """True when ``op``'s kernel on ``device`` runs on the node's turn whatever is fed."""
         ...
 
 

@@ -244,7 +244,8 @@ async def test_stateful_gpu_and_expensive_loops_are_not_fused_and_still_right(ki
                 ]
             check = lambda v: float(v) == 32.0  # noqa: E731
         else:
-            m = ac.constant(np.eye(2) * 2.0)
+            # shapes unknown until run time: the matmul may be large, so it may leave the loop
+            m = ac.placeholder_with_default(np.eye(2) * 2.0, [None, None])
             out = ac.while_loop(
                 lambda k, v: k < 3, lambda k, v: (k + 1, ac.matmul(v, m)), [ac.constant(0), m]
             )[1]
@@ -256,6 +257,24 @@ async def test_stateful_gpu_and_expensive_loops_are_not_fused_and_still_right(ki
         value = await sess.run(out, options=TRACE, run_metadata=md)
     assert check(value)
     assert not _fused(md)
+
+
+async def test_expensive_kernels_on_small_static_shapes_are_fused():
+    g = ac.Graph()
+    with g.as_default():
+        m = ac.constant(np.array([[0.5, 0.25], [0.0, 1.0]]))
+        result = ac.while_loop(
+            lambda k, v, s: k < 4,
+            lambda k, v, s: (k + 1, ac.matmul(v, m), s + ac.reduce_sum(v)),
+            [ac.constant(0), ac.constant(np.eye(2)), ac.constant(0.0, ac.float64)],
+        )
+    got, md = await _traced(g, result)
+    v, s = np.eye(2), 0.0
+    for _ in range(4):
+        v, s = v @ np.array([[0.5, 0.25], [0.0, 1.0]]), s + v.sum()
+    np.testing.assert_allclose(got[1], v)
+    assert float(got[2]) == pytest.approx(s)
+    assert _fused(md)
 
 
 async def test_fusion_is_on_by_default_and_off_by_config_or_environment(monkeypatch):
