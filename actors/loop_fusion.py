@@ -108,15 +108,15 @@ def fuse_loops(plan: Any, inline_kernel: Callable[[Any, str], bool]) -> None:
     fusions: list[tuple[list[int], FusedLoopPlan]] = []
     for name, enters in frames.items():
         members = _members(nodes, enters)
-        why = "it holds a nested loop" if members is None else _why_not(plan, members, ins, inline_kernel)
-        if why is None:
-            assert members is not None
-            try:
-                layout = build_layout(name, nodes, sorted(members), ins)
-            except NotFusable as exc:
-                why = str(exc)
-        if why is not None:
-            logger.debug("loop %r on %s is not fused: %s", name, plan.device, why)
+        try:
+            if members is None:
+                raise NotFusable("it holds a nested loop")
+            why = _why_not(plan, members, ins, inline_kernel)
+            if why is not None:
+                raise NotFusable(why)
+            layout = build_layout(name, nodes, sorted(members), ins)
+        except NotFusable as exc:
+            logger.debug("loop %r on %s is not fused: %s", name, plan.device, exc)
             continue
         exits = tuple(nodes[x].op.outputs[0] for x in layout.exit_nodes)
         fusions.append((sorted(members), FusedLoopPlan(plan.device, layout, exits)))
@@ -197,13 +197,13 @@ def _rewrite(plan: Any, fusions: list[tuple[list[int], FusedLoopPlan]]) -> None:
     fused_index: list[int] = [0] * len(fusions)
     kept: list[Any] = []
     for i, node in enumerate(nodes):
-        f = owner.get(i)
-        if f is None:
+        fusion = owner.get(i)
+        if fusion is None:
             new_index[i] = len(kept)
             kept.append(node)
-        elif i == fusions[f][0][0]:
-            fused_index[f] = len(kept)
-            kept.append(fusions[f][1])
+        elif i == fusions[fusion][0][0]:
+            fused_index[fusion] = len(kept)
+            kept.append(fusions[fusion][1])
     enter_slot: dict[int, int] = {}
     for _, fused in fusions:
         for slot, enter in enumerate(fused.layout.enter_nodes):

@@ -52,8 +52,10 @@ class LoopProgram:
         kernels = {
             id(s.op): ctx.kernel(s.op, device)[0] for s in layout.pre + layout.body if s.kind == _KERNEL
         }
-        self.dead_pre = tuple(_dead_aware_step(s, kernels) for s in layout.pre)
-        self.dead_body = tuple(_dead_aware_step(s, kernels) for s in layout.body)
+        self.traced_pre = tuple(_dead_aware_step(s, kernels) for s in layout.pre)
+        self.traced_body = tuple(_dead_aware_step(s, kernels) for s in layout.body)
+        self.dead_pre = tuple(_coded_step(s, t) for s, t in zip(layout.pre, self.traced_pre))
+        self.dead_body = tuple(_coded_step(s, t) for s, t in zip(layout.body, self.traced_body))
         self.plain_pre = tuple(_plain_step(s, kernels) for s in layout.pre) if not layout.dead_aware else ()
         self.plain_body = tuple(_plain_step(s, kernels) for s in layout.body) if not layout.dead_aware else ()
         dsts = tuple(d for d, _ in layout.carry)
@@ -72,8 +74,10 @@ class LoopProgram:
 
     def run(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
         """Run iterations on ``vals`` until the loop ends or ``deadline`` (perf_counter) passes."""
-        if self.layout.dead_aware or trace is not None:
-            return self._run_dead_aware(vals, deadline, trace)
+        if trace is not None:
+            return self._run_traced(vals, deadline, trace)
+        if self.layout.dead_aware:
+            return self._run_dead_aware(vals, deadline)
         return self._run_plain(vals, deadline)
 
     def _outputs(self, vals: list[Any]) -> Any:
@@ -127,26 +131,27 @@ class LoopProgram:
         except Exception as exc:
             return FAILED, as_op_error(exc, op)
 
-    def _run_dead_aware(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
-        pred, dsts, next_values = self.layout.pred, self.carry_dsts, self.next_values
+    def _run_dead_aware(self, vals: list[Any], deadline: float) -> tuple[int, Any]:
+        pre, body, pred = self.dead_pre, self.dead_body, self.layout.pred
+        dsts, next_values = self.carry_dsts, self.next_values
         n, every = 0, 1
         op = None
         try:
             while True:
-                for step in self.dead_pre:
-                    op = step[-1]
-                    _evaluate(step, vals, trace, self.device)
+                # ``op`` names the op that raised, in the except clause
+                for code, fn, a, b, out, out2, op in pre:  # noqa: B007
+                    _step(code, fn, a, b, out, out2, vals)
                 p = vals[pred]
                 if p is DEAD:
                     return STALLED, None
                 if not p:
                     return DONE, self._outputs(vals)
-                for step in self.dead_body:
-                    op = step[-1]
-                    _evaluate(step, vals, trace, self.device)
+                for code, fn, a, b, out, out2, op in body:  # noqa: B007
+                    _step(code, fn, a, b, out, out2, vals)
                 nxt = next_values(vals)
-                if any(v is DEAD for v in nxt):
-                    return STALLED, None
+                for v in nxt:
+                    if v is DEAD:
+                        return STALLED, None
                 for slot, v in zip(dsts, nxt):
                     vals[slot] = v
                 n += 1
@@ -158,6 +163,74 @@ class LoopProgram:
                         every += every
         except Exception as exc:
             return FAILED, as_op_error(exc, op)
+
+    def _run_traced(self, vals: list[Any], deadline: float, trace: list[Any]) -> tuple[int, Any]:
+        """As ``_run_dead_aware``, with a trace record per kernel run."""
+        pred, dsts, next_values = self.layout.pred, self.carry_dsts, self.next_values
+        op = None
+        try:
+            while True:
+                for step in self.traced_pre:
+                    op = step[-1]
+                    _evaluate(step, vals, trace, self.device)
+                p = vals[pred]
+                if p is DEAD:
+                    return STALLED, None
+                if not p:
+                    return DONE, self._outputs(vals)
+                for step in self.traced_body:
+                    op = step[-1]
+                    _evaluate(step, vals, trace, self.device)
+                nxt = next_values(vals)
+                if any(v is DEAD for v in nxt):
+                    return STALLED, None
+                for slot, v in zip(dsts, nxt):
+                    vals[slot] = v
+                if _now() >= deadline:
+                    return RUNNING, None
+        except Exception as exc:
+            return FAILED, as_op_error(exc, op)
+
+
+# Codes of the dead-aware interpreter's entries: common shapes of steps get a short path.
+_C_BINARY, _C_UNARY, _C_CONST, _C_SWITCH, _C_OTHER = range(5)
+
+
+def _coded_step(step: LoopStep, generic: tuple[Any, ...]) -> tuple[Any, ...]:
+    """(code, kernel or the generic entry, input/control slots a and b, output slots, op)."""
+    ins, outs, ctrl = step.ins, step.outs, step.ctrl
+    single = len(step.op.outputs) <= 1
+    if step.kind == _KERNEL and single and not ctrl and len(ins) == 2:
+        return (_C_BINARY, generic[1], ins[0], ins[1], outs[0], -1, step.op)
+    if step.kind == _KERNEL and single and not ctrl and len(ins) == 1:
+        return (_C_UNARY, generic[1], ins[0], -1, outs[0], -1, step.op)
+    if step.kind == _KERNEL and single and len(ctrl) == 1 and not ins:
+        return (_C_CONST, generic[1], ctrl[0], -1, outs[0], -1, step.op)
+    if step.kind == _SWITCH and not ctrl:
+        return (_C_SWITCH, None, ins[0], ins[1], outs[0], outs[1], step.op)
+    return (_C_OTHER, generic, -1, -1, -1, -1, step.op)
+
+
+def _step(code: int, fn: Any, a: int, b: int, out: int, out2: int, vals: list[Any]) -> None:
+    """One coded entry under the dead-value rule."""
+    if code == _C_BINARY:
+        x, y = vals[a], vals[b]
+        vals[out] = DEAD if x is DEAD or y is DEAD else fn(x, y)
+    elif code == _C_UNARY:
+        x = vals[a]
+        vals[out] = DEAD if x is DEAD else fn(x)
+    elif code == _C_CONST:
+        vals[out] = DEAD if vals[a] is DEAD else fn()
+    elif code == _C_SWITCH:
+        x, p = vals[a], vals[b]
+        if x is DEAD or p is DEAD:
+            vals[out] = vals[out2] = DEAD
+        elif p:
+            vals[out], vals[out2] = DEAD, x
+        else:
+            vals[out], vals[out2] = x, DEAD
+    else:
+        _evaluate(fn, vals, None, "")
 
 
 def _plain_step(step: LoopStep, kernels: dict[int, Any]) -> tuple[Any, ...]:
