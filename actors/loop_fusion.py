@@ -29,8 +29,10 @@ from collections.abc import Callable
 from typing import Any
 
 from antcolony.actors.loop_layout import LoopLayout, NotFusable, build_layout
+from antcolony.actors.loop_program import LoopProgram
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
+from antcolony.graph.passes import HOST
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +72,6 @@ class FusedLoopPlan:
 
     def bind(self, ctx: Any, constants: dict[int, Any]) -> NodeSpec:
         """The frozen spec: the layout's kernels and constants bound through ``ctx``."""
-        from antcolony.actors.loop_program import LoopProgram  # bound half of the layout
-
         program = LoopProgram(self.layout, self.op, ctx, self.device, constants)
         for _, op in self.bound_inputs:
             if id(op) not in constants:
@@ -161,8 +161,6 @@ def _why_not(
     inline_kernel: Callable[[Any, str], bool],
 ) -> str | None:
     """Why the frame of ``members`` must not be fused (None: it may be, if it has a loop's shape)."""
-    from antcolony.devices.device_set import HOST
-
     if plan.device != HOST:
         return f"it runs on {plan.device}"
     for i in members:
