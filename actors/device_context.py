@@ -9,6 +9,7 @@ from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceSet
 from antcolony.devices.kernels.registry import KernelContext, find_kernel
 from antcolony.errors import OpError, UnimplementedError, as_op_error
+from antcolony.graph import shapes as S
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Operation
 
@@ -30,12 +31,29 @@ class SessionDevices:
         self.inline_threshold = config.inline_threshold
         self.default_device = config.default_device
         self.allow_soft_placement = config.allow_soft_placement
+        self.fuse_loops = config.fuse_loops
 
     def resolve(self, requested: str) -> str | None:
         return self.devices.resolve(requested)
 
     def has_kernel(self, op_type: str, device: str) -> bool:
         return op_type in CONTROL_FLOW_OPS or find_kernel(op_type, _device_type(device)) is not None
+
+    def inline_kernel(self, op: Operation, device: str) -> bool:
+        kd = find_kernel(op.type, _device_type(device))
+        if kd is None or kd.blocking or device != HOST:
+            return False
+        if not kd.expensive:
+            return True
+        # an expensive kernel runs inline when its inputs hold fewer elements than the threshold
+        # (node.py); their static shapes bound what any step can give it
+        total = 0
+        for t in op.inputs:
+            n = S.num_elements(t._shape)
+            if n is None:
+                return False
+            total += n
+        return total < self.inline_threshold
 
     def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]:
         kd = find_kernel(op.type, _device_type(device))

@@ -352,6 +352,10 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
     """The node actor class for ``spec``, chosen once when its executor is built."""
     if spec.recv_key:
         return RecvNode
+    if spec.role == "FusedLoop":
+        from antcolony.actors.fused_loop import FusedLoopNode  # it subclasses this module's
+
+        return FusedLoopNode
     if spec.role is not None:
         from antcolony.actors.control_node import ControlFlowNode  # it subclasses this module's
 

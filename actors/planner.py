@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from antcolony.actors.loop_fusion import fuse_loops
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
 from antcolony.errors import InvalidArgumentError
@@ -28,9 +29,13 @@ class PlacementContext(Protocol):
 
     default_device: str
     allow_soft_placement: bool
+    fuse_loops: bool  # replace loop frames of cheap stateless CPU ops by one node (loop_fusion.py)
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
+    def inline_kernel(self, op: Operation, device: str) -> bool:
+        """True when ``op``'s kernel on ``device`` runs on the node's turn whatever is fed."""
+        ...
 
 
 class ResourceContext(Protocol):
@@ -105,10 +110,17 @@ def plan_step(
         _colocate_loops(ops, placement)
     parts = partition(ops, placement, feeds, fetches)
     fetched_ops = {id(t.op) for t in fetches} | {id(o) for o in targets}
-    return [
+    plans = [
         _plan_partition(p, placement, feeds, fetches, fetched_ops, control_flow)
         for p in sorted(parts.values(), key=lambda p: p.device)
     ]
+    for plan in plans:
+        if control_flow and ctx.fuse_loops:
+            fuse_loops(plan, ctx.inline_kernel)
+        _count_inputs(plan)
+        if control_flow:
+            _count_constants(plan.nodes)
+    return plans
 
 
 def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
@@ -147,7 +159,6 @@ def _plan_partition(
     index = {id(op): i for i, op in enumerate(ops)}
     recv_index = {tr.key: len(ops) + k for k, tr in enumerate(part.recvs)}
     plan = ExecutorPlan(device, specs, list(feeds))
-    incoming = [0] * len(specs)
     for i, op in enumerate(ops):
         for slot, t in enumerate(op.inputs):
             src = _source(t, feed_index, index, bound, placement, device, recv_index)
@@ -159,25 +170,33 @@ def _plan_partition(
                 plan.feed_edges.append((i, slot, where))
             else:
                 specs[where].out_edges.append((t.value_index if kind == "node" else 0, i, slot))
-            incoming[i] += 1
         for c in op.control_inputs:
             local = index.get(id(c))
             where = local if local is not None else recv_index[f"^{c.name};{placement[id(c)]};{device}"]
             specs[where].out_edges.append((0, i, CONTROL))
-            incoming[i] += 1
     _wire_sends(plan, specs, part, index, feed_index)
     if device == HOST:
         _wire_fetches(plan, specs, fetches, feed_index, index, recv_index, placement)
-    for i, spec in enumerate(specs):
-        spec.expected = incoming[i] or 1
-        if not incoming[i]:
-            plan.roots.append(i)
     plan.fetch_names = [t.name for t in fetches]
     if control_flow:
         for spec in specs:
             spec.may_be_dead = True
-        _count_constants(specs)
     return plan
+
+
+def _count_inputs(plan: ExecutorPlan) -> None:
+    """Each node expects one message per incoming edge (feeds, data and control edges; bound
+    constants never arrive); a node without any is a root and gets one start token."""
+    incoming = [0] * len(plan.nodes)
+    for node in plan.nodes:
+        for _, dst, _ in node.out_edges:
+            incoming[dst] += 1
+    for dst, _, _ in plan.feed_edges:
+        incoming[dst] += 1
+    for i, node in enumerate(plan.nodes):
+        node.expected = incoming[i] or 1
+        if not incoming[i]:
+            plan.roots.append(i)
 
 
 class PlannedNode:

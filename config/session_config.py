@@ -47,6 +47,7 @@ _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "inter_op_threads": (env_int, "ANTCOLONY_INTER_OP_THREADS"),
     "inline_threshold": (env_int, "ANTCOLONY_INLINE_THRESHOLD"),
     "bulk_segments": (env_bool, "ANTCOLONY_BULK_SEGMENTS"),
+    "fuse_loops": (env_bool, "ANTCOLONY_FUSE_LOOPS"),
     "intra_op_threads": (env_int, "ANTCOLONY_INTRA_OP_THREADS"),
     "allow_soft_placement": (env_bool, "ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
     "gpu_backend": (env_str, "ANTCOLONY_GPU_BACKEND"),
@@ -89,6 +90,10 @@ class SessionConfig:
         segment actor that runs them in dataflow order (MXNet's bulk execution), instead of an
         actor each (env ``ANTCOLONY_BULK_SEGMENTS``; default True). Cheap kernels run on the
         loop's thread either way, so nothing runs less in parallel; each node costs less.
+    fuse_loops: run each while loop whose ops are all cheap, stateless CPU kernels (no
+        variables, random ops, expensive or blocking kernels, nested loops) as one node that
+        iterates itself, instead of a message per op per iteration: ~10x faster iterations, same
+        results (env ``ANTCOLONY_FUSE_LOOPS``; default on). Off: every loop runs node by node.
     allow_soft_placement: place an op on the CPU when its requested device does not exist or has
         no kernel for it; when False that is an ``InvalidArgumentError`` (env
         ``ANTCOLONY_ALLOW_SOFT_PLACEMENT``).
@@ -138,6 +143,7 @@ class SessionConfig:
     intra_op_threads: int | None = None
     inline_threshold: int = 32768
     bulk_segments: bool = True
+    fuse_loops: bool = True
     allow_soft_placement: bool = True
     log_device_placement: bool = False
     default_device: str = "/cpu:0"
@@ -215,6 +221,8 @@ class SessionConfig:
                 "SessionConfig.memory_optimizer must be 'off', 'manual' or 'heuristics', "
                 f"got {self.memory_optimizer!r}"
             )
+        if not isinstance(self.fuse_loops, bool):
+            raise ConfigError(f"SessionConfig.fuse_loops must be True or False, got {self.fuse_loops!r}")
         if not isinstance(self.inline_threshold, int) or self.inline_threshold < 0:
             raise ConfigError(
                 f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}"
