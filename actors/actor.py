@@ -244,13 +244,19 @@ class _Cell:
         runtime.inline_left -= 1
         runtime.inline_depth += 1
         try:
-            self.instance.on_receive(message)
-        except (Exception, asyncio.CancelledError) as exc:
-            handle_failure(self, exc)
+            try:
+                self.instance.on_receive(message)
+            except (Exception, asyncio.CancelledError) as exc:
+                handle_failure(self, exc)
+            runtime._handled += 1
+            if self.mailbox and self.alive:
+                # What the handler's own sends queued here (replies, Fetched) is handled now, in
+                # order, rather than a loop turn later; drain requeues itself past its batch.
+                self.drain()
+            else:
+                self.scheduled = False
         finally:
             runtime.inline_depth -= 1
-        runtime._handled += 1
-        self._end_turn()
 
     def as_turn(self, fn: Callable[..., Any], *args: Any) -> None:
         """``Actor.as_turn``: mark the actor busy around ``fn(*args)`` unless it already is."""

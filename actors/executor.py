@@ -38,7 +38,11 @@ logger = logging.getLogger(__name__)
 
 class ExecutorActor(Actor):
     """Receives a StepState (start it), Fetched, StepDrained, NodeFailed, AbortStep and
-    StepCompleted for the steps of one partition."""
+    StepCompleted for the steps of one partition. Its handlers are synchronous: the session
+    starts a step with a direct tell, so a step of cheap CPU nodes can complete in the caller's
+    own turn."""
+
+    inline_receive = True
 
     def __init__(self, plan: ExecutorPlan) -> None:
         self.plan = plan

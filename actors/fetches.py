@@ -59,8 +59,14 @@ class FetchPlan:
                 seen[id(el)] = len(self.tensors)
                 self.tensors.append(el)
             self._leaf_slots.append(seen[id(el)])
+        # a lone tensor (not in a list): its value is the result, the hot case of session.run
+        self._single = (
+            len(leaves) == 1 and not isinstance(fetches, (list, tuple, dict)) and bool(self.tensors)
+        )
 
     def pack(self, values: list[Any]) -> Any:
+        if self._single:
+            return values[0]
         return self._pack([None if s < 0 else values[s] for s in self._leaf_slots])
 
 

@@ -226,9 +226,8 @@ class NodeActor(Actor):
             self._emit(tag, out, finish=True)
             return
         self._emit(tag, out, fetch=False)
-        outs = (out,) if spec.single_output else out
         last = finished_last(tag)
-        self.executor.tell(Fetched(tag, [(j, outs[i]) for i, j in spec.fetch_slots], last))
+        self.executor.tell(Fetched(tag, _fetched(spec, out), last))
 
     def _emit(self, tag: Any, out: Any, fetch: bool = True, finish: bool = False) -> None:
         """Send the outputs: to other partitions, to the coordinator if fetched, to successors.
@@ -242,7 +241,7 @@ class NodeActor(Actor):
             for index, key in spec.send_keys:
                 rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
         if fetch and spec.fetch_slots:
-            self.executor.tell(Fetched(tag.step, [(j, outs[i]) for i, j in spec.fetch_slots], False))
+            self.executor.tell(Fetched(tag.step, _fetched(spec, out), False))
         edges = self.out_edges
         if not edges:
             if finish:
@@ -365,6 +364,13 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
     if spec.may_be_dead:
         return DeadAwareNode
     return NodeActor
+
+
+def _fetched(spec: NodeSpec, out: Any) -> list[tuple[int, Any]]:
+    """(fetch index, value) for each output ``spec`` serves as a fetch."""
+    if spec.single_output:
+        return [(j, out) for _, j in spec.fetch_slots]
+    return [(j, out[i]) for i, j in spec.fetch_slots]
 
 
 def _elements(args: list[Any]) -> int:

@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import logging
 import reprlib
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -22,6 +23,8 @@ __all__ = ["Runtime", "RuntimeStats", "get_runtime"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_clock = time.perf_counter
 
 _MIN_CLEANUP_SECONDS = 0.5
 """Time granted to cancelled tasks and ``aclose`` even when the shutdown timeout is used up."""
@@ -67,6 +70,7 @@ class Runtime:
         # Handlers run inline by ``_Cell.offer``: left in this loop callback, and nested now.
         self.inline_left = self.inline_budget
         self.inline_depth = 0
+        self._yielded_at = 0.0
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "closing" if self._closing else "open"
@@ -94,6 +98,17 @@ class Runtime:
             self._dispatch_pending = True
             self.loop.call_soon(self._dispatch)
 
+    def yield_due(self) -> bool:
+        """True at most once per ``yield_s``: a caller whose work completed without awaiting
+        (a step run entirely inline) then yields to the loop, so a tight loop of such calls
+        never starves other tasks."""
+        now = _clock()
+        if now - self._yielded_at < self.yield_s:
+            return False
+        self._yielded_at = now
+        return True
+
+    yield_s = 0.001
     dispatch_budget = 256
     inline_budget = 1024
     """Most handlers run inline (``_Cell.offer``) or nodes run by segments per dispatch

@@ -218,7 +218,7 @@ class Session:
         run_metadata: RunMetadata | None,
     ) -> list[Any]:
         executor, perm = self._executor_for(rt, plan, feeds)
-        feed_values = [feeds[t] for t in executor.feeds]
+        feed_values = [feeds[t] for t in executor.feeds] if feeds else []
         trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
         step = StepState(
             rt.loop.create_future(),
@@ -239,9 +239,15 @@ class Session:
         self._inflight.add(step)
         started = time.perf_counter() if post else 0.0
         for ref in executor.refs:
-            ref.tell(step)  # the step itself is the start message
+            ref.direct(step)  # the step itself is the start message
         try:
-            if options is None or not options.timeout_in_ms:
+            if step.future.done():
+                # Completed within this call (cheap CPU nodes run inline): awaiting the done
+                # future does not yield, so yield here at least every YIELD_S to keep the loop fair.
+                if rt.yield_due():
+                    await asyncio.sleep(0)
+                values = step.future.result()
+            elif options is None or not options.timeout_in_ms:
                 values = await step.future
             else:
                 values = await self._await_step(step, executor, options)

@@ -24,7 +24,7 @@ class OnComplete:
     ``handoff.post``, so the engine's bookkeeping stays on the loop.
     """
 
-    __slots__ = ("_called", "_done", "_lock", "_loop", "_op")
+    __slots__ = ("_called", "_done", "_lock", "_loop", "_loop_thread", "_op")
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, op: _Op, done: Callable[[_Op, Any, BaseException | None], None]
@@ -34,11 +34,16 @@ class OnComplete:
         self._done = done
         self._lock = threading.Lock()
         self._called = False
+        self._loop_thread = threading.get_ident()  # made by the engine, on the loop's thread
 
     def __call__(self, error: BaseException | None = None) -> None:
         if not self._claim():
             raise EngineError(f"on_complete of {self._op!r} was called twice")
-        post(self._loop, self._op, self._done, self._op, None, error)
+        if threading.get_ident() == self._loop_thread:
+            # Already on the loop (an inline kernel): no wake-up through the loop's self-pipe.
+            self._loop.call_soon(self._done, self._op, None, error)
+        else:
+            post(self._loop, self._op, self._done, self._op, None, error)
 
     def _claim(self) -> bool:
         with self._lock:

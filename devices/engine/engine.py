@@ -226,7 +226,7 @@ class Engine:
         except Exception as exc:
             on_complete.fail(exc)
             return
-        if inspect.isawaitable(result):
+        if result is not None and inspect.isawaitable(result):
             self._tasks_add(on_complete.watch(result))
 
     def _tasks_add(self, coro: Coroutine[Any, Any, None]) -> None:
