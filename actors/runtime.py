@@ -106,6 +106,7 @@ class Runtime:
         if now - self._yielded_at < self.yield_s:
             return False
         self._yielded_at = now
+        self.inline_left = self.inline_budget  # the loop turns next: a new callback's budget
         return True
 
     yield_s = 0.001

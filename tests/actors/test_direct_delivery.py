@@ -183,3 +183,35 @@ async def test_direct_tells_let_the_loop_turn(runtime: Runtime) -> None:
     finally:
         other.cancel()
     assert turns - before >= 10
+
+
+async def test_a_tight_loop_of_inline_steps_still_lets_other_tasks_run() -> None:
+    """A step of cheap CPU nodes completes inside ``session.run`` (awaiting its done future does
+    not yield); the session still yields to the loop at least every millisecond."""
+    import antcolony as ac
+
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [], name="x")
+        y = ac.add(ac.multiply(x, 2.0), 1.0)
+    turns = 0
+
+    async def beside() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async with ac.Session(g) as sess:
+        await sess.run(y, {x: 1.0})
+        other = asyncio.ensure_future(beside())
+        await asyncio.sleep(0)
+        before = turns
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            while loop.time() - start < 0.05:  # no await in this loop but session.run's own
+                assert await sess.run(y, {x: 1.0}) == 3.0
+        finally:
+            other.cancel()
+    assert turns - before >= 10  # 50 ms of steps: about one yield per millisecond
