@@ -6,6 +6,8 @@ import functools
 import operator
 from typing import Any
 
+import numpy as np
+
 from .registry import Compute, KernelContext, register_kernel
 
 # Python operators give numpy's (and cupy's) semantics for arrays and take numpy's scalar fast
@@ -80,6 +82,10 @@ def _add_n(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
     def compute(*xs: Any) -> Any:
+        if len(xs) > 2 and isinstance(xs[0], np.generic) and len(set(map(type, xs))) == 1:
+            # Numpy scalars of one type: the same left-to-right adds, by numpy's scalar
+            # arithmetic, looped in C.
+            return functools.reduce(operator.add, xs)
         out = xp.add(xs[0], xs[1]) if len(xs) > 1 else xp.array(xs[0], copy=True)
         for x in xs[2:]:
             out = (
