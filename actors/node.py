@@ -379,10 +379,15 @@ _size = operator.attrgetter("size")
 
 def _elements(args: list[Any]) -> int:
     """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a VarRef)."""
-    try:
-        return sum(map(_size, args))  # in C: an AddN of 2000 inputs is checked per step
-    except AttributeError:
-        return sum(getattr(a, "size", 1) for a in args)
+    if len(args) > 8:
+        try:
+            return sum(map(_size, args))  # in C: an AddN of 2000 inputs is checked per step
+        except AttributeError:
+            pass
+    n = 0
+    for a in args:
+        n += getattr(a, "size", 1)
+    return n
 
 
 def _nbytes(out: Any) -> int:

@@ -111,8 +111,15 @@ def _reduce_kernel(fn_name: str, ctx: KernelContext) -> Compute:
     axis, keep = ctx.attr("axis"), ctx.attr("keepdims")
     out_dtype = ctx.op.outputs[0].dtype
 
+    # The array's own method: numpy's module function adds a Python wrapper (~1.5 us a call).
+    method = operator.methodcaller(fn_name, axis=axis, keepdims=keep)
+
     def compute(x: Any) -> Any:
-        return xp.asarray(fn(x, axis=axis, keepdims=keep), dtype=out_dtype)
+        try:
+            reduced = method(x)
+        except AttributeError:  # not an array (a plain Python number)
+            reduced = fn(x, axis=axis, keepdims=keep)
+        return xp.asarray(reduced, dtype=out_dtype)
 
     return compute
 
