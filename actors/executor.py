@@ -68,7 +68,9 @@ class ExecutorActor(Actor):
 
         def target(dst: int, slot: int) -> tuple[Any, int]:
             # a member's input is addressed by its segment slot
-            return (refs[dst], segment.slot(dst, slot)) if dst in members else (refs[dst], slot)
+            if segment is not None and dst in members:
+                return refs[dst], segment.slot(dst, slot)
+            return refs[dst], slot
 
         for i, (spec, ref) in enumerate(zip(plan.specs, refs)):
             if i not in members:

@@ -379,7 +379,7 @@ _size = operator.attrgetter("size")
 
 def _elements(args: list[Any]) -> int:
     """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a VarRef)."""
-    if len(args) > 8:
+    if len(args) > 32:
         try:
             return sum(map(_size, args))  # in C: an AddN of 2000 inputs is checked per step
         except AttributeError:

@@ -19,6 +19,7 @@ internal edges are not messages and count nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,7 +128,8 @@ class SegmentActor(Actor):
         executor: Any,
     ) -> None:
         self.specs = specs
-        self.computes = [spec.compute for spec in specs]
+        # members always have a kernel (segment_member)
+        self.computes: list[Callable[..., Any]] = [spec.compute for spec in specs]  # type: ignore[misc]
         self.single = [spec.single_output for spec in specs]
         self.internal = internal
         self.external = external

@@ -30,12 +30,14 @@ from .allocator import (
 logger = logging.getLogger(__name__)
 
 
-class _Charge(weakref.ref):  # type: ignore[type-arg]
+class _Charge(weakref.ref):  # type: ignore[type-arg,unused-ignore]
     """A charged value's weak reference, carrying its allocation. A plain ``weakref.ref`` with a
     callback costs a tenth of a ``weakref.finalize`` (no global registry, no lock), and every
     value a simulated GPU produces pays it on the launch path."""
 
     __slots__ = ("allocation", "key")
+    key: int
+    allocation: Any
 
 
 class DeviceMemory:

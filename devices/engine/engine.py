@@ -66,6 +66,8 @@ class Engine:
         self._error: BaseException | None = None
         self._closing = False
         self._closed = False
+        # (reads, writes) as pushed -> (reads, writes, both) normalised and checked (_access)
+        self._accesses: dict[tuple[Any, Any], tuple[tuple[Var, ...], ...]] = {}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.stats()}>"
@@ -116,11 +118,7 @@ class Engine:
             raise TypeError(f"push needs a callable, got {fn!r}")
         if prop not in PROPS:
             raise EngineError(f"unknown prop {prop!r}; choose one of {sorted(PROPS)}")
-        write_set = dict.fromkeys(writes)
-        read_t = tuple(v for v in dict.fromkeys(reads) if v not in write_set)
-        write_t = tuple(write_set)
-        for var in read_t + write_t:
-            self._check_var(var)
+        read_t, write_t = self._access(reads, writes)
         op = _Op(
             fn,
             read_t,
@@ -200,6 +198,26 @@ class Engine:
         elif self._loop is not loop:
             raise EngineError("this engine is bound to another event loop")
         return loop
+
+    def _access(self, reads: Iterable[Var], writes: Iterable[Var]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+        """(reads, writes) deduplicated (a var in both is a write) and checked. Node actors push
+        the same tuples every step: their normalised form is kept, and only deletion is checked
+        again."""
+        key = (reads, writes) if type(reads) is tuple and type(writes) is tuple else None
+        known = self._accesses.get(key) if key is not None else None
+        if known is not None:
+            for var in known[2]:
+                if var.deleted:
+                    self._check_var(var)  # raises, naming the var
+            return known[0], known[1]
+        write_set = dict.fromkeys(writes)
+        read_t = tuple(v for v in dict.fromkeys(reads) if v not in write_set)
+        write_t = tuple(write_set)
+        for var in read_t + write_t:
+            self._check_var(var)
+        if key is not None and len(self._accesses) < 4096:
+            self._accesses[key] = (read_t, write_t, read_t + write_t)
+        return read_t, write_t
 
     def _check_var(self, var: Var, allow_deleted: bool = False) -> None:
         if not isinstance(var, Var) or var._engine is not self:

@@ -17,7 +17,6 @@ def _relu(ctx: KernelContext) -> Compute:
 
 @register_kernel("ReluGrad")
 def _relu_grad(ctx: KernelContext) -> Compute:
-    xp = ctx.xp
     # TF's rule, grad * (features > 0): a NaN gradient stays NaN (xp.where dropped it), and
     # it takes a third of the time of xp.where.
     return lambda grad, features: grad * (features > 0)
