@@ -89,7 +89,9 @@ def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
     doc = (ROOT / "docs" / "architecture.md").read_text()
     for name in set(names):
         assert f"`{name}`" in doc, name
-    assert names[:2] == ["StepState", "StepState"]
+    # the session starts each partition with a direct tell: the host partition's first nodes
+    # may run before the GPU partition hears of the step
+    assert names[0] == "StepState" and names.count("StepState") == 2
     assert names[-2:] == ["Fetched", "StepCompleted"]
     assert {"Launch", "KernelDone", "Arrived", "Input"} <= set(names)
 
