@@ -197,12 +197,13 @@ class SegmentActor(Actor):
         if run is None:
             return
         values = step.feed_values
+        args, counts, ready = run.args, run.counts, run.ready
         for m, slot, f in self.starts:
             if f is not None:
-                run.args[m][slot] = values[f]
-            run.counts[m] -= 1
-            if not run.counts[m]:
-                run.ready.append(m)
+                args[m][slot] = values[f]
+            counts[m] -= 1
+            if not counts[m]:
+                ready.append(m)
         self._drain(step, run)
 
     def _drain(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None = None) -> None:
@@ -213,13 +214,15 @@ class SegmentActor(Actor):
         # Members count against the runtime's inline budget, so the loop still turns as often.
         runtime = self.runtime
         budget = granted = max(1, min(TURN_BUDGET, runtime.inline_left))
+        pop, push = ready.pop, ready.append
+        ran = 0
         while ready:
             if not budget:
                 sent(step, 1)
                 self.ref.tell(Resume(step))
                 break
             budget -= 1
-            m = ready.pop()
+            m = pop()
             inputs = args[m]
             threshold = thresholds[m]
             if threshold is not None and _elements(inputs) >= threshold:
@@ -232,17 +235,18 @@ class SegmentActor(Actor):
             try:
                 # By arity: f(*list) builds a tuple per call, whose allocations alone make the
                 # garbage collector a fifth of a fan-in step.
-                arity = len(inputs)
+                compute, arity = computes[m], len(inputs)
                 if arity == 2:
-                    out = computes[m](inputs[0], inputs[1])
+                    out = compute(inputs[0], inputs[1])
                 elif arity == 1:
-                    out = computes[m](inputs[0])
+                    out = compute(inputs[0])
                 else:
-                    out = computes[m](*inputs)
+                    out = compute(*inputs)
             except Exception as exc:
                 self._fail(step, m, exc)
                 break
             inputs[:] = templates[m]  # drops the inputs, and readies the list for a later step
+            ran += 1
             if traced:
                 spec = self.specs[m]
                 step.trace.append((spec.op, spec.device, "inline", start, _now(), _nbytes(out)))
@@ -258,14 +262,15 @@ class SegmentActor(Actor):
                     args[n][slot] = out
                 counts[n] -= 1
                 if not counts[n]:
-                    ready.append(n)
-            run.left -= 1
+                    push(n)
+        run.left -= ran
         runtime.inline_left -= granted - budget
         self._finish_unit(step, run, fetched)
 
     def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> list[tuple[int, Any]] | None:
         """Member ``m`` produced ``out``: inputs to members (ready ones on the stack), messages to
-        other actors; returns its fetched (fetch index, value) pairs, if it serves fetches."""
+        other actors; returns its fetched (fetch index, value) pairs, if it serves fetches. The
+        caller counts ``m`` as run (``run.left``)."""
         outs = (out,) if self.single[m] else out
         args, counts = run.args, run.counts
         for index, n, slot in self.internal[m]:
@@ -279,7 +284,6 @@ class SegmentActor(Actor):
             sent(step, len(edges))  # counted first: a delivery may run its receiver at once
             for index, deliver, slot in edges:
                 deliver((step, slot, outs[index] if slot >= 0 else None))
-        run.left -= 1
         if self.fetch_slots[m]:
             return [(j, outs[i]) for i, j in self.fetch_slots[m]]
         return None
@@ -309,6 +313,7 @@ class SegmentActor(Actor):
         if step.trace is not None:
             spec = self.specs[m]
             step.trace.append((spec.op, spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs)))
+        run.left -= 1
         pairs = self._propagate(step, run, m, msg.outputs)
         if run.ready:
             self._drain(step, run, pairs)

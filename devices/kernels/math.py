@@ -82,9 +82,9 @@ def _add_n(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
     def compute(*xs: Any) -> Any:
-        if len(xs) > 2 and isinstance(xs[0], np.generic) and len(set(map(type, xs))) == 1:
-            # Numpy scalars of one type: the same left-to-right adds, by numpy's scalar
-            # arithmetic, looped in C.
+        if len(xs) > 2 and isinstance(xs[0], np.generic):
+            # Scalars (AddN's inputs share one shape): the same left-to-right adds as below, by
+            # numpy's scalar arithmetic, looped in C.
             return functools.reduce(operator.add, xs)
         out = xp.add(xs[0], xs[1]) if len(xs) > 1 else xp.array(xs[0], copy=True)
         for x in xs[2:]:
