@@ -109,8 +109,10 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
     def compute(x: Any, like: Any) -> Any:
-        shape = xp.broadcast_shapes(xp.shape(x), xp.shape(like))
-        return xp.broadcast_to(x, shape)
+        x_shape, like_shape = xp.shape(x), xp.shape(like)
+        if x_shape == like_shape:
+            return x  # the common case (a gradient already of its input's shape): no numpy call
+        return xp.broadcast_to(x, xp.broadcast_shapes(x_shape, like_shape))
 
     return compute
 

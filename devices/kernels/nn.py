@@ -51,8 +51,8 @@ def _tanh_grad(ctx: KernelContext) -> Compute:
 
 def _shifted(xp: Any, logits: Any) -> tuple[Any, Any]:
     """(logits - rowmax, log(sum(exp(logits - rowmax)))) along the last axis."""
-    s = logits - xp.max(logits, axis=-1, keepdims=True)
-    return s, xp.log(xp.sum(xp.exp(s), axis=-1, keepdims=True))
+    s = logits - logits.max(axis=-1, keepdims=True)
+    return s, xp.log(xp.exp(s).sum(axis=-1, keepdims=True))
 
 
 @register_kernel("Softmax", expensive=True)
@@ -83,7 +83,7 @@ def _channel_axis(data_format: str, ndim: int) -> int:
 
 @register_kernel("BiasAdd", expensive=True)
 def _bias_add(ctx: KernelContext) -> Compute:
-    xp, fmt, op = ctx.xp, ctx.attr("data_format"), ctx.op
+    fmt, op = ctx.attr("data_format"), ctx.op
 
     def compute(value: Any, bias: Any) -> Any:
         c = _channel_axis(fmt, value.ndim)
@@ -94,7 +94,8 @@ def _bias_add(ctx: KernelContext) -> Compute:
                 f"bias of shape {tuple(bias.shape)} does not match dimension {c} of value of shape "
                 f"{tuple(value.shape)}",
             )
-        return value + xp.reshape(bias, (-1,) + (1,) * (value.ndim - 1 - c))
+        trailing = value.ndim - 1 - c
+        return value + (bias.reshape((-1,) + (1,) * trailing) if trailing else bias)
 
     return compute
 
@@ -105,7 +106,9 @@ def _bias_add_grad(ctx: KernelContext) -> Compute:
 
     def compute(grad: Any) -> Any:
         c = _channel_axis(fmt, grad.ndim)
-        return xp.sum(grad, axis=tuple(i for i in range(grad.ndim) if i != c))
+        axes = tuple(i for i in range(grad.ndim) if i != c)
+        # the array's method: numpy's module function adds a Python wrapper
+        return grad.sum(axis=axes) if hasattr(grad, "sum") else xp.sum(grad, axis=axes)
 
     return compute
 
@@ -154,9 +157,13 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
                 )
         s, lse = _shifted(xp, logits)
         log_p = s - lse
-        one_hot = (labels[..., None] == xp.arange(n)).astype(logits.dtype)
-        loss = xp.asarray(-xp.sum(one_hot * log_p, axis=-1))
-        return loss, xp.exp(log_p) - one_hot
+        # TF's sparse form: the loss is -log_p at the label (no 0 * -inf from a one-hot product),
+        # the gradient softmax minus 1 at the label; each the same arithmetic as the dense form.
+        index = labels[..., None].astype(xp.intp, copy=False)
+        picked = xp.take_along_axis(log_p, index, axis=-1)
+        grad = xp.exp(log_p)
+        xp.put_along_axis(grad, index, xp.exp(picked) - 1, axis=-1)
+        return xp.asarray(-picked[..., 0]), grad
 
     return compute
 
