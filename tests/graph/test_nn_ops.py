@@ -240,3 +240,32 @@ async def test_an_op_seed_alone_is_deterministic_and_no_seed_is_not() -> None:
     g3, t3 = _seeded_program(None)
     g4, t4 = _seeded_program(None)
     assert not np.array_equal(await run(t3[0], graph=g3), await run(t4[0], graph=g4))
+
+
+async def test_sparse_cross_entropy_stays_finite_when_another_class_underflows() -> None:
+    # another class's logit is -inf (log_p = -inf there): the loss at the label is still finite,
+    # as TF's sparse kernel gives (a one-hot product made it 0 * -inf = NaN), and the gradient is
+    # softmax - 1
+    logits = ac.constant(np.array([[0.0, -np.inf], [3.0, 1.0]], np.float32))
+    labels = ac.constant(np.array([0, 1], np.int64))
+    loss = ac.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    (grad,) = ac.gradients(ac.reduce_sum(loss), [logits])
+    got_loss, got_grad = await run([loss, grad])
+    expected = -np_log_softmax(np.array([[0.0, -np.inf], [3.0, 1.0]], np.float32))[[0, 1], [0, 1]]
+    np.testing.assert_allclose(got_loss, expected, rtol=1e-6)
+    assert np.isfinite(got_loss).all()
+    probs = np_softmax(np.array([[0.0, -np.inf], [3.0, 1.0]], np.float32))
+    np.testing.assert_allclose(got_grad, probs - np.eye(2, dtype=np.float32), rtol=1e-6, atol=1e-7)
+
+
+async def test_relu_gradient_is_upstream_times_the_positive_mask_as_in_tf() -> None:
+    x = ac.placeholder(ac.float32, [4], name="x")
+    upstream = ac.placeholder(ac.float32, [4], name="g")
+    (grad,) = ac.gradients(ac.nn.relu(x), [x], grad_ys=[upstream])
+    feed = {
+        x: np.array([1.0, -1.0, 2.0, -2.0], np.float32),
+        upstream: np.array([4.0, np.nan, 3.0, 7.0], np.float32),
+    }
+    got = await run(grad, feed)
+    # TF's ReluGrad is upstream * (x > 0): a NaN upstream stays NaN even where x <= 0
+    assert got[0] == 4.0 and np.isnan(got[1]) and got[2] == 3.0 and got[3] == 0.0
