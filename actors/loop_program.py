@@ -17,6 +17,7 @@ import numpy as np
 
 from antcolony.actors.frames import DEAD
 from antcolony.actors.loop_layout import LoopLayout, LoopStep
+from antcolony.actors.node import output_nbytes
 from antcolony.errors import as_op_error
 
 _now = time.perf_counter
@@ -280,9 +281,4 @@ def _evaluate(step: tuple[Any, ...], vals: list[Any], trace: list[Any] | None, d
         for slot, v in zip(outs, r):
             vals[slot] = v
     if trace is not None:
-        trace.append((op, device, "inline", start, _now(), _nbytes(r)))
-
-
-def _nbytes(out: Any) -> int:
-    outs = out if isinstance(out, tuple) else (out,)
-    return sum(int(getattr(o, "nbytes", 0)) for o in outs)
+        trace.append((op, device, "inline", start, _now(), output_nbytes(r)))

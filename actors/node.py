@@ -171,7 +171,7 @@ class NodeActor(Actor):
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
         """All inputs of ``tag`` arrived: run inline, or launch on the device worker (the unit is
         then finished when the ``KernelDone`` is handled)."""
-        if self.offload and _elements(args) >= self.threshold:
+        if self.offload and input_elements(args) >= self.threshold:
             self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref))
             return
         step = tag if tag.__class__ is StepState else tag.step
@@ -201,7 +201,7 @@ class NodeActor(Actor):
         except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
-        step.trace.append((self.spec.op, self.spec.device, "inline", start, _now(), _nbytes(out)))
+        step.trace.append((self.spec.op, self.spec.device, "inline", start, _now(), output_nbytes(out)))
         self._emit_finish(tag, out)
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
@@ -214,7 +214,7 @@ class NodeActor(Actor):
             return
         if step.trace is not None:
             step.trace.append(
-                (self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs))
+                (self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, output_nbytes(msg.outputs))
             )
         self._emit_finish(tag, msg.outputs)
 
@@ -297,7 +297,7 @@ class EngineNode(DeadAwareNode):
             if tag.aborted or not self.ref.is_alive:
                 on_complete()
                 return
-            if self.offload and _elements(args) >= self.threshold:
+            if self.offload and input_elements(args) >= self.threshold:
                 self.granted[tag] = on_complete
                 self.as_turn(self._run, tag, args)
             else:
@@ -377,7 +377,7 @@ def _fetched(spec: NodeSpec, out: Any) -> list[tuple[int, Any]]:
 _size = operator.attrgetter("size")
 
 
-def _elements(args: list[Any]) -> int:
+def input_elements(args: list[Any]) -> int:
     """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a VarRef)."""
     if len(args) > 32:
         try:
@@ -390,10 +390,19 @@ def _elements(args: list[Any]) -> int:
     return n
 
 
-def _nbytes(out: Any) -> int:
+def output_nbytes(out: Any) -> int:
     """Output bytes for a trace record (the trace must not keep the values alive)."""
     outs = out if isinstance(out, tuple) else (out,)
     return sum(int(getattr(o, "nbytes", 0)) for o in outs)
 
 
-__all__ = ["DeadAwareNode", "EngineNode", "NodeActor", "NodeSpec", "RecvNode", "node_class"]
+__all__ = [
+    "DeadAwareNode",
+    "EngineNode",
+    "NodeActor",
+    "NodeSpec",
+    "RecvNode",
+    "input_elements",
+    "node_class",
+    "output_nbytes",
+]

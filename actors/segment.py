@@ -1,11 +1,12 @@
-"""``SegmentActor``: MXNet-style bulk execution of a partition's cheap CPU nodes.
+"""``SegmentActor``: MXNet-style bulk execution of a partition's plain CPU nodes.
 
-A cheap kernel (not ``expensive``: it never goes to a worker thread) runs on the loop's thread
-whichever actor hosts it, so hosting all of a partition's cheap nodes in one actor loses no
-parallelism, and saves what a node actor costs per node: a message, a mailbox turn, a gather.
-The segment keeps TF's executor state per step (pending input counts, gathered inputs, a ready
-stack) and runs its members in dataflow order; expensive, GPU, variable, Recv and control-flow
-nodes stay node actors and exchange ordinary ``Input`` messages with it.
+A CPU kernel below its inline threshold runs on the loop's thread whichever actor hosts it, so
+hosting a partition's plain CPU nodes in one actor loses no parallelism, and saves what a node
+actor costs per node: a message, a mailbox turn, a gather. The segment keeps TF's executor state
+per step (pending input counts, gathered inputs, a ready stack) and runs its members in dataflow
+order; a member above its threshold is launched on the CPU worker as its node actor would be
+(its ``KernelDone`` comes back to the segment). GPU, variable, Recv and control-flow nodes stay
+node actors and exchange ordinary ``Input`` messages with it.
 
 A message into the segment is ``(step, slot, value)`` with a *segment slot*: member ``m``'s
 control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
@@ -13,7 +14,8 @@ control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
 values) in the root frame, so a tag is always the step.
 
 Completion (step.py): each message handled is one unit, finished once what it produced was sent;
-internal edges are not messages and count nothing.
+internal edges are not messages and count nothing; a launched member's kernel is a unit until its
+``KernelDone`` is handled.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.messages import CONTROL, AbortStep, Fetched, ForgetStep, NodeFailed
-from antcolony.actors.node import NodeActor, NodeSpec, _elements, _nbytes, node_class
+from antcolony.actors.node import NodeActor, NodeSpec, input_elements, node_class, output_nbytes
 from antcolony.actors.step import StepState, finished, finished_last, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
@@ -108,12 +110,14 @@ class _StepRun:
 
 class SegmentActor(Actor):
     """Hosts the members of a ``SegmentPlan``; told ``(step, slot, value)`` inputs, the step
-    itself (its feeds and start tokens to members), ``Resume``, ``AbortStep`` / ``ForgetStep``.
+    itself (its feeds and start tokens to members), ``KernelDone`` of launched members,
+    ``Resume``, ``AbortStep`` / ``ForgetStep``.
 
-    ``wiring`` gives each member's out edges already resolved: internal ones as
-    ``(output index, member, member slot)`` and external ones as ``(output index, deliver,
-    slot)``; ``starts`` the members fed or started at step start, as ``(member, slot, feed
-    index)`` with feed index None for a start token.
+    Built by ``build_segment``: each member's out edges already resolved, ``internal`` ones as
+    ``(output index, member, member slot)`` and ``external`` ones as ``(output index, deliver,
+    slot)``; ``owners`` maps a segment slot to (member, slot); ``starts`` lists the members fed
+    or started at step start as ``(member, slot, feed index)``, feed index None for a start
+    token. A member's kernel that raises fails the step (``NodeFailed`` naming that member).
     """
 
     inline_receive = True
@@ -225,7 +229,7 @@ class SegmentActor(Actor):
             m = pop()
             inputs = args[m]
             threshold = thresholds[m]
-            if threshold is not None and _elements(inputs) >= threshold:
+            if threshold is not None and input_elements(inputs) >= threshold:
                 sent(step, 1)  # the kernel's KernelDone is a unit of the step
                 launched = Launch((step, m), computes[m], inputs.copy(), 0, self.ref)
                 inputs[:] = templates[m]
@@ -249,7 +253,7 @@ class SegmentActor(Actor):
             ran += 1
             if traced:
                 spec = self.specs[m]
-                step.trace.append((spec.op, spec.device, "inline", start, _now(), _nbytes(out)))
+                step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
             route = routes[m]
             if route is None:
                 pairs = self._propagate(step, run, m, out)
@@ -312,7 +316,9 @@ class SegmentActor(Actor):
             return
         if step.trace is not None:
             spec = self.specs[m]
-            step.trace.append((spec.op, spec.device, msg.worker, msg.start, msg.end, _nbytes(msg.outputs)))
+            step.trace.append(
+                (spec.op, spec.device, msg.worker, msg.start, msg.end, output_nbytes(msg.outputs))
+            )
         run.left -= 1
         pairs = self._propagate(step, run, m, msg.outputs)
         if run.ready:
