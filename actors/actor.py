@@ -228,17 +228,13 @@ class _Cell:
         handler fails this actor (``on_failure`` / supervise), never the sender.
         """
         runtime = self.runtime
-        if self.scheduled or runtime.inline_left <= 0 or runtime.inline_depth >= INLINE_DEPTH:
-            if self.alive:
-                self.mailbox.append(message)
-                if not self.scheduled:
-                    self.scheduled = True
-                    self.call_soon(self.drain)
-            else:
-                runtime._dead_letter(self.name, message)
-            return
-        if not self.alive:
-            runtime._dead_letter(self.name, message)
+        if (
+            self.scheduled
+            or runtime.inline_left <= 0
+            or runtime.inline_depth >= INLINE_DEPTH
+            or not self.alive
+        ):
+            self.ref.tell(message)  # queued, or a dead letter
             return
         self.scheduled = True
         runtime.inline_left -= 1

@@ -36,3 +36,34 @@ async def until_async(
             raise AssertionError(f"{what} did not hold within {timeout} s")
         await asyncio.sleep(0.001)
     return value
+
+
+class LoopTurns:
+    """Counts the event loop's turns while in use: ``async with LoopTurns() as turns: ...``, then
+    ``turns.count``. A task that only yields (``asyncio.sleep(0)``) adds one per turn, so a count
+    that grows during an await shows the loop was not held by what was awaited."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            self.count += 1
+            await asyncio.sleep(0)
+
+    async def __aenter__(self) -> LoopTurns:
+        self._task = asyncio.ensure_future(self._tick())
+        await asyncio.sleep(0)  # started: the count moves from here on
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+async def settle(rounds: int = 5) -> None:
+    """Let every queued actor turn run: ``rounds`` loop turns (the runtime's dispatch is one
+    loop callback per batch)."""
+    for _ in range(rounds):
+        await asyncio.sleep(0)

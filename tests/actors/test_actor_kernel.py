@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,19 +12,7 @@ from hypothesis import strategies as st
 
 from antcolony.actors import Actor, ActorRef, Directive, Envelope, Runtime, get_runtime
 from antcolony.errors import ActorDeadError, ActorError, ActorStartError, AskTimeoutError
-
-
-@pytest.fixture
-async def runtime() -> AsyncIterator[Runtime]:
-    rt = get_runtime()
-    yield rt
-    await rt.shutdown()
-
-
-async def settle(rounds: int = 5) -> None:
-    """Let every queued drain turn run."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
+from tests.waiting import settle
 
 
 class Recorder(Actor):

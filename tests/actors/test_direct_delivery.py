@@ -5,24 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
-from antcolony.actors import Actor, ActorRef, Runtime, get_runtime
-
-
-@pytest.fixture
-async def runtime() -> AsyncIterator[Runtime]:
-    rt = get_runtime()
-    yield rt
-    await rt.shutdown()
-
-
-async def settle(rounds: int = 5) -> None:
-    for _ in range(rounds):
-        await asyncio.sleep(0)
+from antcolony.actors import Actor, ActorRef, Runtime
+from tests.waiting import LoopTurns, settle
 
 
 class Log(Actor):
@@ -146,14 +132,6 @@ async def test_a_long_chain_of_direct_tells_stays_within_the_stack(runtime: Runt
 
 
 async def test_direct_tells_let_the_loop_turn(runtime: Runtime) -> None:
-    turns = 0
-
-    async def beside() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
     class Counter(Actor):
         inline_receive = True
 
@@ -174,15 +152,12 @@ async def test_direct_tells_let_the_loop_turn(runtime: Runtime) -> None:
     a.tell(b)
     b.tell(a)
     await settle()
-    other = asyncio.ensure_future(beside())
-    await asyncio.sleep(0)
-    before = turns
-    a.tell(20 * runtime.inline_budget)
-    try:
-        await done  # no other await here: only the runtime's dispatch lets ``beside`` run
-    finally:
-        other.cancel()
-    assert turns - before >= 10
+    async with LoopTurns() as turns:
+        before = turns.count
+        a.tell(20 * runtime.inline_budget)
+        await done  # no other await here: only the runtime's dispatch lets the counter run
+        during = turns.count - before
+    assert during >= 10
 
 
 async def test_a_tight_loop_of_inline_steps_still_lets_other_tasks_run() -> None:
@@ -194,24 +169,12 @@ async def test_a_tight_loop_of_inline_steps_still_lets_other_tasks_run() -> None
     with g.as_default():
         x = ac.placeholder(ac.float32, [], name="x")
         y = ac.add(ac.multiply(x, 2.0), 1.0)
-    turns = 0
-
-    async def beside() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
     async with ac.Session(g) as sess:
         await sess.run(y, {x: 1.0})
-        other = asyncio.ensure_future(beside())
-        await asyncio.sleep(0)
-        before = turns
         loop = asyncio.get_running_loop()
-        start = loop.time()
-        try:
+        async with LoopTurns() as turns:
+            before, start = turns.count, loop.time()
             while loop.time() - start < 0.05:  # no await in this loop but session.run's own
                 assert await sess.run(y, {x: 1.0}) == 3.0
-        finally:
-            other.cancel()
-    assert turns - before >= 10  # 50 ms of steps: about one yield per millisecond
+            during = turns.count - before
+    assert during >= 10  # 50 ms of steps: about one yield per millisecond

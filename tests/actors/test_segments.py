@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import antcolony as ac
 from antcolony.errors import InvalidArgumentError
+from tests.waiting import LoopTurns
 
 SHAPE = (3, 3)
 _BINARY = {"add": (ac.add, np.add), "mul": (ac.multiply, np.multiply), "matmul": (ac.matmul, np.matmul)}
@@ -152,20 +153,9 @@ async def test_a_long_segment_lets_other_tasks_run_during_the_step():
     g, x, h = _chain(5000)
     async with ac.Session(g, config=_config(True)) as sess:
         await sess.run(h, {x: 0.0})  # builds the executor
-        turns = 0
-
-        async def beside() -> None:
-            nonlocal turns
-            while True:
-                turns += 1
-                await asyncio.sleep(0)
-
-        other = asyncio.ensure_future(beside())
-        await asyncio.sleep(0)
-        before = turns
-        try:
+        async with LoopTurns() as turns:
+            before = turns.count
             assert await sess.run(h, {x: 0.0}) == 5000.0
-        finally:
-            other.cancel()
+            during = turns.count - before
     # 5000 members at most 512 per turn: the loop turned between the segment's turns
-    assert turns - before >= 3
+    assert during >= 3

@@ -17,7 +17,7 @@ import antcolony as ac
 from antcolony.cli_config import format_status_table
 from antcolony.config.file_listener import GetStats
 from antcolony.config.status_file import parse_status
-from tests.waiting import until, until_async
+from tests.waiting import LoopTurns, until, until_async
 
 MiB = 1 << 20
 BUS = "01:00.0"  # the simulated GPU 0's bus id without domain, as AntMan keys it
@@ -316,22 +316,11 @@ async def test_pacing_sleeps_never_block_the_loop(tmp_path, monkeypatch):
         await sess.resource_manager.refresh()
         await sess.run(t["init"])
         monkeypatch.setattr(time, "sleep", sleep)
-        ran_meanwhile = 0
-
-        async def beside() -> None:
-            nonlocal ran_meanwhile
-            while True:
-                ran_meanwhile += 1
-                await asyncio.sleep(0)
-
-        other = asyncio.ensure_future(beside())
-        try:
+        async with LoopTurns() as turns:
             for _ in range(4):
-                before = ran_meanwhile
+                before = turns.count
                 assert await sess.run(t["out"], t["feed"]) == pytest.approx(256 * 256 * 0.5**4)
-                assert ran_meanwhile > before  # the loop turned while the step (and its pause) ran
-        finally:
-            other.cancel()
+                assert turns.count > before  # the loop turned while the step (and its pause) ran
         share = (await sess.resource_manager.share_stats())[0]
         paused = sess.resource_manager.stats().paused_s
     assert share.percent == 25 and share.held_s + paused > 0.0, (share, paused)
