@@ -13,6 +13,7 @@ The executor picks each node's class once, when it is built (``node_class``):
   running the kernel (TF's dead-tensor rule).
 - ``EngineNode``: reads or writes variables, so its kernel runs when the dependency engine
   grants them; dead-aware as well.
+- ``PipelinedGpuNode``: a plain GPU node on the launch pipeline (``SessionConfig.gpu_pipeline``).
 - ``RecvNode``: receives a value from another partition through the rendezvous.
 - ``ControlFlowNode`` (control_node.py): Switch, Merge, Enter, Exit, NextIteration, ...
 
@@ -41,6 +42,7 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.step import StepState, finished, finished_last, handed_on, passed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.pipeline import Pending, UpstreamFailed
 from antcolony.errors import as_op_error
 
 _now = time.perf_counter
@@ -79,6 +81,11 @@ class NodeSpec:
     role_attrs: dict[str, Any] = field(default_factory=dict)
     # Expected Input messages per tag: data + control in-edges, or 1 start token for a root.
     expected: int = 1
+    # GPU launch pipeline (devices/pipeline.py; SessionConfig.gpu_pipeline): positions in
+    # ``out_edges`` told a ``Pending`` at launch instead of the value at ``KernelDone``, and
+    # whether inputs may arrive as ``Pending``
+    pipe_edges: tuple[int, ...] = ()
+    pipe_in: bool = False
 
 
 class NodeActor(Actor):
@@ -321,6 +328,50 @@ class EngineNode(DeadAwareNode):
         self.granted.clear()
 
 
+class PipelinedGpuNode(NodeActor):
+    """A GPU node on the launch pipeline (``devices/pipeline.py``): its launch may wait on the
+    device for producers' ``Pending`` inputs, and successors on its GPU worker get a ``Pending``
+    as soon as its ``Launch`` is told (counted then, with ``sent``), not its value at
+    ``KernelDone``. Its own unit is still held until its ``KernelDone``, which sends the real
+    value to the other successors, other partitions and fetches, then finishes the unit. Never
+    sees dead values and touches no variable (the planner only pipelines such nodes)."""
+
+    def _wire(self, msg: Wire) -> None:
+        super()._wire(msg)
+        pipe = set(self.spec.pipe_edges)
+        edges = self.out_edges
+        self.pipe_tells = tuple((deliver, slot) for k, (_, deliver, slot) in enumerate(edges) if k in pipe)
+        self.out_edges = tuple(edge for k, edge in enumerate(edges) if k not in pipe)
+        self.tells = None  # a GPU kernel never runs inline
+        self.host_value = bool(self.out_edges or self.spec.send_keys or self.spec.fetch_slots)
+
+    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+        launch = Launch(tag, self.compute, args, 0, self.ref)
+        if self.spec.pipe_in:
+            after = tuple({id(a): a for a in args if a.__class__ is Pending}.values())
+            if after:
+                launch.after = after
+        tells = self.pipe_tells
+        if not tells:
+            self.spec.worker.tell(launch)
+            return
+        pending = launch.publish = Pending(self.host_value)
+        # The worker hears of this launch before any dependent's (pipeline.py's invariants).
+        self.spec.worker.tell(launch)
+        sent(tag, len(tells))
+        for deliver, slot in tells:
+            deliver((tag, slot, pending))
+
+    _ready = _run
+
+    def _on_kernel_done(self, msg: KernelDone) -> None:
+        if msg.error is not None and msg.error.__class__ is UpstreamFailed:
+            # A producer failed: its own KernelDone fails the step naming it; this kernel did
+            # not run, and its unit stays held until the step is aborted.
+            return
+        super()._on_kernel_done(msg)
+
+
 class RecvNode(NodeActor):
     """A Recv: on its start token it waits for its rendezvous key, then copies the value to its
     device through the copy worker (``Launch(kind="copy")``) and emits it like any node."""
@@ -364,6 +415,8 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
         return EngineNode
     if spec.may_be_dead:
         return DeadAwareNode
+    if spec.pipe_edges or spec.pipe_in:
+        return PipelinedGpuNode
     return NodeActor
 
 
@@ -396,4 +449,12 @@ def _nbytes(out: Any) -> int:
     return sum(int(getattr(o, "nbytes", 0)) for o in outs)
 
 
-__all__ = ["DeadAwareNode", "EngineNode", "NodeActor", "NodeSpec", "RecvNode", "node_class"]
+__all__ = [
+    "DeadAwareNode",
+    "EngineNode",
+    "NodeActor",
+    "NodeSpec",
+    "PipelinedGpuNode",
+    "RecvNode",
+    "node_class",
+]

@@ -24,6 +24,7 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.pipeline import run_pipelined, run_publishing
 
 from .backends.base import Completion, GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
@@ -74,7 +75,7 @@ class GpuWorker(Actor):
             compute = kind == "compute"
             # Nothing waiting and a slot free: straight onto the stream (the common case).
             if not queue and free and not (compute and self._hold()):
-                self._start(compute, msg, free.popleft())
+                self._start(compute, msg, free.popleft() if msg.after is None else _near(msg.after, free))
                 return None
             queue.push(msg)
             self._dispatch(kind)
@@ -108,15 +109,67 @@ class GpuWorker(Actor):
         if compute and queue and free and self._hold():
             return
         while queue and free:
-            self._start(compute, queue.pop(), free.popleft())
+            launch = queue.pop()
+            self._start(
+                compute, launch, free.popleft() if launch.after is None else _near(launch.after, free)
+            )
 
     def _start(self, compute: bool, launch: Launch, stream: Stream) -> None:
+        fn = launch.compute
+        publish = launch.publish
+        if launch.after is not None or publish is not None:
+            fn = self._pipelined(launch, stream)
+            if fn is None:
+                return
         # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core
         # rewrite) types them as a list.
         inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
         if compute:
             self.share.started()
-        stream.launch(launch.compute, inputs, launch)
+        stream.launch(fn, inputs, launch)
+        if publish is not None and publish.parked:
+            parked, publish.parked = publish.parked, None
+            for waiting in parked:
+                self.on_receive(waiting)
+
+    def _pipelined(self, launch: Launch, stream: Stream) -> Any:
+        """The stream function of a pipelined launch (``devices/pipeline.py``), ordered on the
+        device after its producers; None when a producer has not started yet (the launch is then
+        parked on it and its slot given back)."""
+        after, publish = launch.after, launch.publish
+        if after is not None:
+            for pending in after:
+                if pending.stream is None:
+                    if pending.parked is None:
+                        pending.parked = []
+                    pending.parked.append(launch)
+                    self.free["compute"].appendleft(stream)
+                    return None
+            if len(after) == 1:
+                pending = after[0]
+                if pending.stream is not stream:
+                    if pending.event is None:
+                        # Recorded now, on the producer's stream, after the producer (already
+                        # enqueued there): later than needed at worst, never too early.
+                        pending.event = pending.stream.record_event()
+                    stream.wait_event(pending.event)
+            else:
+                # One event per other stream, recorded now: it covers every producer already
+                # enqueued there (a stream runs in order).
+                events: dict[Stream, Any] = {}
+                for pending in after:
+                    other = pending.stream
+                    if other is not stream and other not in events:
+                        events[other] = other.record_event()
+                        stream.wait_event(events[other])
+        if publish is not None:
+            publish.stream = stream
+        # The launch is the completion's token, alive until the loop takes its KernelDone: it
+        # must not keep a producer's output alive after the kernel read it.
+        launch.after = launch.publish = None
+        if after is None:
+            return partial(run_publishing, launch.compute, publish)
+        return partial(run_pipelined, launch.compute, publish)
 
     def _completed(self, kind: str, label: str, batch: list[Completion]) -> None:
         """A stream's completions since its last batch, in its order (on the loop)."""
@@ -163,3 +216,17 @@ class GpuWorker(Actor):
             self._wake.cancel()
         for stream in self.streams:
             stream.close()
+
+
+def _near(after: tuple[Any, ...], free: deque[Stream]) -> Stream:
+    """A free slot for a pipelined launch: on its first producer's stream when that one has a
+    slot (in order after it, no event to wait on), else the next free one."""
+    stream = after[0].stream
+    if stream is not None:
+        try:
+            free.remove(stream)
+        except ValueError:
+            pass
+        else:
+            return stream
+    return free.popleft()

@@ -1,0 +1,123 @@
+"""Pipelined GPU launches: a kernel's output handed to a dependent launch before it exists.
+
+A GPU node whose successor runs on the same GPU worker sends that successor a ``Pending`` right
+after telling the worker its ``Launch`` (``Launch.publish``), not after its ``KernelDone``. The
+successor launches at once with the ``Pending`` among its inputs (``Launch.after``); the worker
+orders it after the producer on the device: on the producer's stream (in-order, nothing to wait
+for), or on another stream that first waits on an event recorded on the producer's stream (no
+host round trip). On the stream thread, ``run_pipelined`` swaps each ``Pending`` for the value
+the producer's stream thread stored in it before that point.
+
+Invariants:
+
+- the worker starts launches of one priority in FIFO order, and a producer's ``Launch`` reaches
+  it before any dependent's (the producer tells it first), so a dependent never starts before
+  its producers have a stream (``GpuWorker`` parks it otherwise, as a safety net);
+- a ``Pending`` is referenced only by the dependents' inputs (and by messages and gathered inputs
+  on the way to them), so the producer's output it holds lives until the last dependent kernel
+  has read it, and no longer;
+- a producer that fails stores its error: each dependent raises ``UpstreamFailed`` without
+  running its kernel, and its node drops that silently; the producer's own ``KernelDone`` fails
+  the step naming the producer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class _NotYet:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not computed>"
+
+
+NOT_YET: Any = _NotYet()
+
+
+class Pending:
+    """The output of a launched GPU kernel, to be read on the device by dependent launches.
+
+    ``value`` / ``error`` are written by the producer's stream thread before anything ordered
+    after the producer on the device can run; ``stream`` and ``event`` are the worker's (on the
+    loop): the stream the producer was started on, and an event recorded on it after the
+    producer (made when the first dependent lands on another stream); ``parked`` holds
+    dependents that reached the worker before the producer started (see the module's
+    invariants)."""
+
+    __slots__ = ("value", "error", "stream", "event", "parked", "host")
+
+    def __init__(self, host: bool = True) -> None:
+        # False when the producer's node needs only its kernel's end on the host (every consumer
+        # of the value reads it from here): the completion then carries ``Published``, so
+        # completions waiting for the loop never hold device memory
+        self.host = host
+        self.value: Any = NOT_YET
+        self.error: BaseException | None = None
+        self.stream: Any = None
+        self.event: Any = None
+        self.parked: list[Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<pending on {getattr(self.stream, 'label', None)}>"
+
+
+class Published:
+    """What a completion carries instead of an output read only by pipelined dependents: its
+    size, for the trace record."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, value: Any) -> None:
+        outs = value if isinstance(value, tuple) else (value,)
+        self.nbytes = sum(int(getattr(o, "nbytes", 0)) for o in outs)
+
+
+class UpstreamFailed(Exception):
+    """A pipelined kernel did not run: a kernel it depends on failed (``error``) or never ran.
+
+    Internal: the dependent's node drops it; the step fails with the producer's own error."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        super().__init__(f"a kernel this one depends on failed: {error!r}")
+        self.error = error
+
+
+def run_pipelined(compute: Callable[..., Any], publish: Pending | None, *args: Any) -> Any:
+    """``compute`` on the stream thread with each ``Pending`` input replaced by its value; the
+    result (or the error) is stored in ``publish`` for the dependents ordered after it."""
+    try:
+        out = compute(*[_resolved(a) if a.__class__ is Pending else a for a in args])
+    except BaseException as exc:
+        if publish is not None:
+            publish.error = exc
+        raise
+    if publish is not None:
+        publish.value = out
+        if not publish.host:
+            return Published(out)
+    return out
+
+
+def run_publishing(compute: Callable[..., Any], publish: Pending, *args: Any) -> Any:
+    """``run_pipelined`` for a launch with no ``Pending`` input (the hot case: a chain's head,
+    or a fan-out's producers)."""
+    try:
+        out = compute(*args)
+    except BaseException as exc:
+        publish.error = exc
+        raise
+    publish.value = out
+    return out if publish.host else Published(out)
+
+
+def _resolved(pending: Pending) -> Any:
+    value = pending.value
+    if pending.error is not None or value is NOT_YET:
+        raise UpstreamFailed(pending.error)
+    return value
+
+
+__all__ = ["NOT_YET", "Pending", "Published", "UpstreamFailed", "run_pipelined", "run_publishing"]
