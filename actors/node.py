@@ -42,7 +42,7 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.step import StepState, finished, finished_last, handed_on, passed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.devices.pipeline import Pending, UpstreamFailed
+from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 from antcolony.errors import as_op_error
 
 _now = time.perf_counter
@@ -346,18 +346,16 @@ class PipelinedGpuNode(NodeActor):
         self.host_value = bool(self.out_edges or self.spec.send_keys or self.spec.fetch_slots)
 
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
-        launch = Launch(tag, self.compute, args, 0, self.ref)
+        after = None
         if self.spec.pipe_in:
-            after = tuple({id(a): a for a in args if a.__class__ is Pending}.values())
-            if after:
-                launch.after = after
+            after = tuple({id(a): a for a in args if a.__class__ is Pending}.values()) or None
         tells = self.pipe_tells
         if not tells:
-            self.spec.worker.tell(launch)
+            self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, None))
             return
-        pending = launch.publish = Pending(self.host_value)
+        pending = Pending(self.host_value)
         # The worker hears of this launch before any dependent's (pipeline.py's invariants).
-        self.spec.worker.tell(launch)
+        self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, pending))
         sent(tag, len(tells))
         for deliver, slot in tells:
             deliver((tag, slot, pending))
@@ -365,11 +363,13 @@ class PipelinedGpuNode(NodeActor):
     _ready = _run
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
-        if msg.error is not None and msg.error.__class__ is UpstreamFailed:
+        error = msg.error
+        if error is not None and isinstance(error, UpstreamFailed) and error.error is not None:
             # A producer failed: its own KernelDone fails the step naming it; this kernel did
-            # not run, and its unit stays held until the step is aborted.
+            # not run, and its unit stays held until the step is aborted. (A producer that never
+            # ran at all is a bug of the pipeline: this node fails the step rather than hang it.)
             return
-        super()._on_kernel_done(msg)
+        NodeActor._on_kernel_done(self, msg)
 
 
 class RecvNode(NodeActor):

@@ -24,7 +24,7 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.devices.pipeline import run_pipelined, run_publishing
+from antcolony.devices.pipeline import PipelinedLaunch
 
 from .backends.base import Completion, GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
@@ -69,27 +69,30 @@ class GpuWorker(Actor):
             self.streams.extend(made)
 
     def on_receive(self, msg: Any) -> Any:
-        if type(msg) is Launch:
+        cls = type(msg)
+        if cls is Launch or cls is PipelinedLaunch:
             kind = "copy" if msg.kind == "copy" else "compute"
             queue, free = self.queues[kind], self.free[kind]
             compute = kind == "compute"
             # Nothing waiting and a slot free: straight onto the stream (the common case).
             if not queue and free and not (compute and self._hold()):
-                self._start(compute, msg, free.popleft() if msg.after is None else _near(msg.after, free))
+                self._start(
+                    compute, msg, _near(msg.after, free) if cls is PipelinedLaunch else free.popleft()
+                )
                 return None
             queue.push(msg)
             self._dispatch(kind)
-        elif type(msg) is SetComputeShare:
+        elif cls is SetComputeShare:
             self.share.set_percent(msg.percent)
             self._rehold()
-        elif type(msg) is OwedIdle:
+        elif cls is OwedIdle:
             return self.share.owed_now(), self.share.busy_s
-        elif type(msg) is DeferIdle:
+        elif cls is DeferIdle:
             self.share.defer(msg.seconds, msg.allowance)
             self._rehold()
-        elif type(msg) is GetShareStats:
+        elif cls is GetShareStats:
             return self.share.stats()
-        elif type(msg) is GetWorkerStatistics:
+        elif cls is GetWorkerStatistics:
             queued = len(self.queues["compute"]) + len(self.queues["copy"])
             idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
             in_flight = len(self.streams) * LAUNCH_DEPTH - idle
@@ -111,31 +114,25 @@ class GpuWorker(Actor):
         while queue and free:
             launch = queue.pop()
             self._start(
-                compute, launch, free.popleft() if launch.after is None else _near(launch.after, free)
+                compute,
+                launch,
+                _near(launch.after, free) if launch.__class__ is PipelinedLaunch else free.popleft(),
             )
 
     def _start(self, compute: bool, launch: Launch, stream: Stream) -> None:
-        fn = launch.compute
-        publish = launch.publish
-        if launch.after is not None or publish is not None:
-            fn = self._pipelined(launch, stream)
-            if fn is None:
-                return
+        if launch.__class__ is PipelinedLaunch:
+            self._start_pipelined(launch, stream)
+            return
         # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core
         # rewrite) types them as a list.
         inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
         if compute:
             self.share.started()
-        stream.launch(fn, inputs, launch)
-        if publish is not None and publish.parked:
-            parked, publish.parked = publish.parked, None
-            for waiting in parked:
-                self.on_receive(waiting)
+        stream.launch(launch.compute, inputs, launch)
 
-    def _pipelined(self, launch: Launch, stream: Stream) -> Any:
-        """The stream function of a pipelined launch (``devices/pipeline.py``), ordered on the
-        device after its producers; None when a producer has not started yet (the launch is then
-        parked on it and its slot given back)."""
+    def _start_pipelined(self, launch: PipelinedLaunch, stream: Stream) -> None:
+        """Start a pipelined launch (``devices/pipeline.py``) on ``stream``, ordered on the device
+        after its producers; parked on a producer not started yet (its slot given back)."""
         after, publish = launch.after, launch.publish
         if after is not None:
             for pending in after:
@@ -144,7 +141,7 @@ class GpuWorker(Actor):
                         pending.parked = []
                     pending.parked.append(launch)
                     self.free["compute"].appendleft(stream)
-                    return None
+                    return
             if len(after) == 1:
                 pending = after[0]
                 if pending.stream is not stream:
@@ -162,14 +159,19 @@ class GpuWorker(Actor):
                     if other is not stream and other not in events:
                         events[other] = other.record_event()
                         stream.wait_event(events[other])
-        if publish is not None:
-            publish.stream = stream
-        # The launch is the completion's token, alive until the loop takes its KernelDone: it
-        # must not keep a producer's output alive after the kernel read it.
-        launch.after = launch.publish = None
-        if after is None:
-            return partial(run_publishing, launch.compute, publish)
-        return partial(run_pipelined, launch.compute, publish)
+            launch.after = None
+        inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
+        self.share.started()
+        if publish is None:
+            stream.launch(launch, inputs, launch)
+            return
+        launch.publish = None
+        publish.stream = stream
+        stream.launch(launch, inputs, launch)
+        if publish.parked:
+            parked, publish.parked = publish.parked, None
+            for waiting in parked:
+                self.on_receive(waiting)
 
     def _completed(self, kind: str, label: str, batch: list[Completion]) -> None:
         """A stream's completions since its last batch, in its order (on the loop)."""
@@ -218,10 +220,10 @@ class GpuWorker(Actor):
             stream.close()
 
 
-def _near(after: tuple[Any, ...], free: deque[Stream]) -> Stream:
+def _near(after: tuple[Any, ...] | None, free: deque[Stream]) -> Stream:
     """A free slot for a pipelined launch: on its first producer's stream when that one has a
     slot (in order after it, no event to wait on), else the next free one."""
-    stream = after[0].stream
+    stream = None if after is None else after[0].stream
     if stream is not None:
         try:
             free.remove(stream)

@@ -5,7 +5,7 @@ after telling the worker its ``Launch`` (``Launch.publish``), not after its ``Ke
 successor launches at once with the ``Pending`` among its inputs (``Launch.after``); the worker
 orders it after the producer on the device: on the producer's stream (in-order, nothing to wait
 for), or on another stream that first waits on an event recorded on the producer's stream (no
-host round trip). On the stream thread, ``run_pipelined`` swaps each ``Pending`` for the value
+host round trip). On the stream thread, the launch (``PipelinedLaunch``) swaps each ``Pending`` for the value
 the producer's stream thread stored in it before that point.
 
 Invariants:
@@ -23,8 +23,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from .launch import Launch
 
 
 class _NotYet:
@@ -71,8 +72,7 @@ class Published:
     __slots__ = ("nbytes",)
 
     def __init__(self, value: Any) -> None:
-        outs = value if isinstance(value, tuple) else (value,)
-        self.nbytes = sum(int(getattr(o, "nbytes", 0)) for o in outs)
+        self.nbytes = getattr(value, "nbytes", 0)  # a single output: producers are single-output
 
 
 class UpstreamFailed(Exception):
@@ -85,32 +85,47 @@ class UpstreamFailed(Exception):
         self.error = error
 
 
-def run_pipelined(compute: Callable[..., Any], publish: Pending | None, *args: Any) -> Any:
-    """``compute`` on the stream thread with each ``Pending`` input replaced by its value; the
-    result (or the error) is stored in ``publish`` for the dependents ordered after it."""
-    try:
-        out = compute(*[_resolved(a) if a.__class__ is Pending else a for a in args])
-    except BaseException as exc:
-        if publish is not None:
-            publish.error = exc
-        raise
-    if publish is not None:
+class PipelinedLaunch(Launch):
+    """A compute ``Launch`` on the pipeline. ``after``: its ``Pending`` inputs (None if none),
+    whose producers the worker orders before it on the device; ``publish``: the ``Pending`` its
+    output is stored in for its dependents (None if it has none). The worker clears both when
+    it starts the launch (the launch is the completion's token, alive until the loop takes its
+    ``KernelDone``, and must not keep a producer's output alive), and the stream calls the
+    launch itself in place of ``compute``."""
+
+    __slots__ = ("after", "publish", "_resolve", "_publish")
+
+    def __init__(
+        self,
+        step: Any,
+        compute: Any,
+        inputs: list[Any],
+        reply_to: Any,
+        after: tuple[Any, ...] | None,
+        publish: Pending | None,
+    ) -> None:
+        Launch.__init__(self, step, compute, inputs, 0, reply_to)
+        self.after = after
+        self.publish = publish
+        self._resolve = after is not None
+        self._publish = publish
+
+    def __call__(self, *args: Any) -> Any:
+        """``compute`` on the stream thread, with each ``Pending`` input replaced by its value;
+        the result (or the error) is stored in ``publish`` for the dependents ordered after it."""
+        publish, self._publish = self._publish, None
+        try:
+            if self._resolve:
+                args = tuple([_resolved(a) if a.__class__ is Pending else a for a in args])
+            out = self.compute(*args)
+        except BaseException as exc:
+            if publish is not None:
+                publish.error = exc
+            raise
+        if publish is None:
+            return out
         publish.value = out
-        if not publish.host:
-            return Published(out)
-    return out
-
-
-def run_publishing(compute: Callable[..., Any], publish: Pending, *args: Any) -> Any:
-    """``run_pipelined`` for a launch with no ``Pending`` input (the hot case: a chain's head,
-    or a fan-out's producers)."""
-    try:
-        out = compute(*args)
-    except BaseException as exc:
-        publish.error = exc
-        raise
-    publish.value = out
-    return out if publish.host else Published(out)
+        return out if publish.host else Published(out)
 
 
 def _resolved(pending: Pending) -> Any:
@@ -120,4 +135,4 @@ def _resolved(pending: Pending) -> Any:
     return value
 
 
-__all__ = ["NOT_YET", "Pending", "Published", "UpstreamFailed", "run_pipelined", "run_publishing"]
+__all__ = ["NOT_YET", "Pending", "PipelinedLaunch", "Published", "UpstreamFailed"]

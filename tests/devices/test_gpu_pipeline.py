@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 import threading
 from typing import Any
 
@@ -186,6 +187,42 @@ async def test_dependent_launches_are_issued_while_their_producer_still_runs():
         del _GATES[name]
 
 
+async def test_a_kernel_with_producers_on_two_streams_waits_on_the_device_for_the_slow_one():
+    # a and the gated b start on the two compute streams; c = a * b follows a on its stream and
+    # must wait there on an event for b, which runs until the test opens the gate after c is
+    # enqueued
+    name = "gate_two_streams"
+    _GATES[name] = gate = threading.Event()
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [4], name="x")
+        with ac.device("/gpu:0"):
+            b = make_op("TestGpuGate", [x], None, name).outputs[0]
+            a = ac.add(x, 1.0, name="a")
+            c = ac.multiply(a, b, name="c")
+    meta = ac.RunMetadata()
+    value = np.arange(4, dtype=np.float32)
+    try:
+        async with ac.Session(g, config=_config(True)) as sess:
+            run = asyncio.ensure_future(sess.run(c, {x: value}, options=FULL, run_metadata=meta))
+
+            async def c_enqueued() -> bool:
+                stats = await worker_statistics(sess, "/gpu:0")
+                return stats.completed >= 2 and stats.in_flight >= 2  # (the copy, a) and (b, c)
+
+            await until_async(c_enqueued, "c enqueued behind the gated b")
+            gate.set()
+            np.testing.assert_array_equal(await run, (value + 1.0) * value)
+    finally:
+        gate.set()
+        del _GATES[name]
+    workers = {s.node_name: s.worker for s in meta.step_stats}
+    assert workers[name] != workers["a"], "the producers ran on one stream: nothing was tested"
+    assert workers["c"] == workers["a"]
+    stats = {s.node_name: s for s in meta.step_stats}
+    assert stats["c"].start_us >= stats[name].end_us
+
+
 async def test_each_pipelined_kernel_keeps_its_own_trace_record_in_device_order():
     g, x, out = _chain(20, 16)
     meta = ac.RunMetadata()
@@ -238,3 +275,55 @@ async def test_a_chain_frees_every_intermediate_after_the_step(pipeline):
         # each value lives until its consumer has run, not until the loop hears of it: the fed
         # input, a kernel's input and output, and the result on its way to the host at most
         assert sess.memory_stats("/gpu:0").peak_bytes_in_use <= base + 5 * MiB
+
+
+# -- CUDA events, through a fake CuPy (tests/devices/test_backends.py) ---------------------------
+def test_cuda_streams_order_by_a_recorded_event_and_wait_on_the_device(monkeypatch):
+    from antcolony.devices.backends.cuda import CudaBackend
+    from tests.devices.test_backends import fake_cupy
+
+    cupy = fake_cupy(devices=1)
+    log: list[tuple[str, Any, Any]] = []
+
+    class Event:
+        def __init__(self, disable_timing: bool = False) -> None:
+            self.disable_timing = disable_timing
+
+        def record(self, stream: Any) -> None:
+            log.append(("record", self, stream))
+
+    def wait_event(self: Any, event: Any) -> None:
+        log.append(("wait", event, self))
+
+    cupy.cuda.Event = Event
+    cupy.cuda.Stream.wait_event = wait_event
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    loop = asyncio.new_event_loop()
+    done: list[Any] = []
+    backend = CudaBackend()
+    a = backend.create_stream(0, "compute0", loop, done.extend)
+    b = backend.create_stream(0, "compute1", loop, done.extend)
+    try:
+        gate = threading.Event()
+        a.launch(lambda: (gate.wait(10.0), log.append(("kernel", "a", None))), [], "a")
+        event = a.record_event()
+        b.wait_event(event)
+        b.launch(lambda: log.append(("kernel", "b", None)), [], "b")
+        # b's thread may not ask the device to wait before a's thread recorded the event (a CUDA
+        # wait on an unrecorded event is a no-op): it blocks until then
+        assert not event.recorded.is_set()
+        assert [entry[0] for entry in log] == []
+        gate.set()
+        loop.run_until_complete(until(lambda: len(done) == 2, "both kernels reported"))
+        kinds = [(kind, what) for kind, what, _ in log]
+        assert kinds.index(("record", event.event)) < kinds.index(("wait", event.event))
+        assert kinds.index(("kernel", "a")) < kinds.index(("record", event.event))
+        assert kinds.index(("wait", event.event)) < kinds.index(("kernel", "b"))
+        record = next(e for e in log if e[0] == "record")
+        wait = next(e for e in log if e[0] == "wait")
+        assert record[2] is a._stream and wait[2] is b._stream
+    finally:
+        gate.set()
+        a.close()
+        b.close()
+        loop.close()
