@@ -7,7 +7,9 @@ longest. A launch is enqueued on its stream as soon as it arrives: each stream h
 the next launch never waits for the previous one's completion to reach the loop; launches
 beyond that wait in a priority queue (higher first, FIFO within a priority). Completions arrive
 from the stream in batches, on the loop, and each is forwarded to its launching node as
-``KernelDone`` with its own start and end.
+``KernelDone`` with its own start and end. A ``PipelinedLaunch`` (``pipeline.py``) is started
+after its producers on the device: on the first producer's stream when it has a slot, else
+behind a ``wait_event`` on each other producer stream's event.
 
 Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
 device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not

@@ -1,12 +1,12 @@
 """Pipelined GPU launches: a kernel's output handed to a dependent launch before it exists.
 
 A GPU node whose successor runs on the same GPU worker sends that successor a ``Pending`` right
-after telling the worker its ``Launch`` (``Launch.publish``), not after its ``KernelDone``. The
-successor launches at once with the ``Pending`` among its inputs (``Launch.after``); the worker
-orders it after the producer on the device: on the producer's stream (in-order, nothing to wait
+after telling the worker its ``PipelinedLaunch`` (``publish``), not after its ``KernelDone``.
+The successor launches at once with the ``Pending`` among its inputs (``after``); the worker
+orders it after the producer on the device: on the producer's stream (in order, nothing to wait
 for), or on another stream that first waits on an event recorded on the producer's stream (no
-host round trip). On the stream thread, the launch (``PipelinedLaunch``) swaps each ``Pending`` for the value
-the producer's stream thread stored in it before that point.
+host round trip). On the stream thread the launch itself is called: it swaps each ``Pending``
+for the value the producer's kernel stored in it before that point.
 
 Invariants:
 

@@ -19,6 +19,7 @@ import antcolony as ac
 from antcolony.actors.runtime import get_runtime
 from antcolony.actors.session_stats import worker_statistics
 from antcolony.devices.kernels.registry import KERNELS, register_kernel
+from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 from antcolony.graph.gradients import not_differentiable
 from antcolony.graph.op_builder import make_op
 from antcolony.graph.registry import OP_DEFS, register_op
@@ -327,3 +328,43 @@ def test_cuda_streams_order_by_a_recorded_event_and_wait_on_the_device(monkeypat
         a.close()
         b.close()
         loop.close()
+
+
+# -- the worker's side ---------------------------------------------------------------------------
+async def test_a_dependent_reaching_the_worker_before_its_producer_waits_for_it_then_reads_its_value():
+    from tests.devices.test_gpu_streams import _sink, _worker
+
+    worker = _worker(compute_streams=2)
+    sink, done = _sink(3)
+    x, y = Pending(), Pending()
+    # out of the order nodes tell them in: the dependents first (parked), then their producer
+    worker.tell(PipelinedLaunch("z", lambda v: v * 10, [y], sink, (y,), None))
+    worker.tell(PipelinedLaunch("y", lambda v: v + 1, [x], sink, (x,), y))
+    worker.tell(PipelinedLaunch("x", lambda: 1, [], sink, None, x))
+    got = await asyncio.wait_for(done, 5)
+    assert sorted((m.step, m.outputs, m.error) for m in got) == [
+        ("x", 1, None),
+        ("y", 2, None),
+        ("z", 20, None),
+    ]
+
+
+async def test_a_failed_producer_makes_its_dependents_skip_without_running():
+    from tests.devices.test_gpu_streams import _sink, _worker
+
+    worker = _worker(compute_streams=2)
+    sink, done = _sink(3)
+    x, y = Pending(), Pending()
+    ran: list[str] = []
+
+    def fail() -> None:
+        raise ValueError("producer broke")
+
+    worker.tell(PipelinedLaunch("x", fail, [], sink, None, x))
+    worker.tell(PipelinedLaunch("y", lambda v: ran.append("y"), [x], sink, (x,), y))
+    worker.tell(PipelinedLaunch("z", lambda v: ran.append("z"), [y], sink, (y,), None))
+    got = {m.step: m.error for m in await asyncio.wait_for(done, 5)}
+    assert ran == []
+    assert isinstance(got["x"], ValueError)
+    assert isinstance(got["y"], UpstreamFailed) and got["y"].error is got["x"]
+    assert isinstance(got["z"], UpstreamFailed) and got["z"].error is got["y"]
