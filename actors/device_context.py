@@ -32,6 +32,7 @@ class SessionDevices:
         self.default_device = config.default_device
         self.allow_soft_placement = config.allow_soft_placement
         self.fuse_loops = config.fuse_loops
+        self.gpu_pipeline = config.gpu_pipeline
 
     def resolve(self, requested: str) -> str | None:
         return self.devices.resolve(requested)

@@ -11,10 +11,16 @@ The executor picks each node's class once, when it is built (``node_class``):
 - ``NodeActor``: a kernel that never sees a dead value and touches no variable (the hot path).
 - ``DeadAwareNode``: in a graph with control flow; a dead input makes dead outputs without
   running the kernel (TF's dead-tensor rule).
-- ``EngineNode``: reads or writes variables, so its kernel runs when the dependency engine
-  grants them; dead-aware as well.
-- ``RecvNode``: receives a value from another partition through the rendezvous.
+- ``EngineNode`` (engine_node.py): reads or writes variables, so its kernel runs when the
+  dependency engine grants them; dead-aware as well.
+- ``PipelinedGpuNode`` (gpu_node.py): a plain GPU node on the launch pipeline
+  (``SessionConfig.gpu_pipeline``).
+- ``RecvNode`` (recv_node.py): receives a value from another partition through the rendezvous.
 - ``ControlFlowNode`` (control_node.py): Switch, Merge, Enter, Exit, NextIteration, ...
+- ``FusedLoopNode`` (fused_loop.py): a whole while loop of cheap CPU ops.
+
+A partition's plain CPU nodes may instead be hosted together by a ``SegmentActor``
+(segment.py).
 
 Specs are frozen; a node learns its successors and executor from one ``Wire`` message, which
 its executor tells before any step reaches it.
@@ -33,7 +39,6 @@ from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
     CONTROL,
     AbortStep,
-    Arrived,
     Fetched,
     ForgetStep,
     NodeFailed,
@@ -79,6 +84,11 @@ class NodeSpec:
     role_attrs: dict[str, Any] = field(default_factory=dict)
     # Expected Input messages per tag: data + control in-edges, or 1 start token for a root.
     expected: int = 1
+    # GPU launch pipeline (devices/pipeline.py; SessionConfig.gpu_pipeline): positions in
+    # ``out_edges`` told a ``Pending`` at launch instead of the value at ``KernelDone``, and
+    # whether inputs may arrive as ``Pending``
+    pipe_edges: tuple[int, ...] = ()
+    pipe_in: bool = False
 
 
 class NodeActor(Actor):
@@ -276,94 +286,31 @@ class DeadAwareNode(NodeActor):
             self._run(tag, args)
 
 
-class EngineNode(DeadAwareNode):
-    """A node that reads or writes variables: its kernel runs when the dependency engine grants
-    the variables (reads shared, writes exclusive, in push order)."""
-
-    def __init__(self, spec: NodeSpec) -> None:
-        super().__init__(spec)
-        self.granted: dict[Any, Any] = {}  # tag -> the engine op's on_complete, while launched
-
-    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
-        if dead:
-            self._emit_dead(tag)
-            return
-        spec = self.spec
-
-        # The grant may arrive outside this actor's turns (when another op releases the vars), so
-        # it runs as a turn; the engine op ends (``on_complete``) exactly once: right after an
-        # inline kernel, or when a launched kernel's ``KernelDone`` arrives.
-        def granted(on_complete: Any) -> None:
-            if tag.aborted or not self.ref.is_alive:
-                on_complete()
-                return
-            if self.offload and input_elements(args) >= self.threshold:
-                self.granted[tag] = on_complete
-                self.as_turn(self._run, tag, args)
-            else:
-                try:
-                    self.as_turn(self._run, tag, args)
-                finally:
-                    on_complete()
-
-        spec.engine.push(granted, spec.device, spec.var_reads, spec.var_writes, "async")
-
-    def _on_kernel_done(self, msg: KernelDone) -> None:
-        release_engine = self.granted.pop(msg.step, None)
-        if release_engine is not None:
-            release_engine()
-        super()._on_kernel_done(msg)
-
-    def on_stop(self) -> None:
-        # Never leave an engine var blocked by a kernel whose completion will not be handled.
-        for release_engine in self.granted.values():
-            release_engine()
-        self.granted.clear()
-
-
-class RecvNode(NodeActor):
-    """A Recv: on its start token it waits for its rendezvous key, then copies the value to its
-    device through the copy worker (``Launch(kind="copy")``) and emits it like any node."""
-
-    def on_receive(self, msg: Any) -> None:
-        if msg.__class__ is tuple:
-            tag = msg[0]
-            if not tag.aborted:
-                fut = tag.step.rendezvous.recv(self.spec.recv_key)
-                fut.add_done_callback(lambda f, tag=tag: self.ref.tell(Arrived(tag, f)))
-        elif msg.__class__ is Arrived:
-            self._on_arrived(msg)
-        else:
-            self._on_other(msg)
-
-    def _on_arrived(self, msg: Arrived) -> None:
-        tag, fut = msg.step, msg.future
-        if tag.aborted or fut.cancelled() or fut.exception() is not None:
-            return
-        value = fut.result()
-        spec = self.spec
-        if spec.compute is None or value is DEAD:
-            self._emit_finish(tag, value)
-        else:
-            spec.worker.tell(Launch(tag, spec.compute, [value], 1, self.ref, kind="copy"))
-
-
 def node_class(spec: NodeSpec) -> type[NodeActor]:
-    """The node actor class for ``spec``, chosen once when its executor is built."""
+    """The node actor class for ``spec``, chosen once when its executor is built. The other
+    classes live in their own modules, which import this one (hence the local imports)."""
     if spec.recv_key:
+        from antcolony.actors.recv_node import RecvNode
+
         return RecvNode
     if spec.role == "FusedLoop":
-        from antcolony.actors.fused_loop import FusedLoopNode  # it subclasses this module's
+        from antcolony.actors.fused_loop import FusedLoopNode
 
         return FusedLoopNode
     if spec.role is not None:
-        from antcolony.actors.control_node import ControlFlowNode  # it subclasses this module's
+        from antcolony.actors.control_node import ControlFlowNode
 
         return ControlFlowNode
     if spec.engine is not None:
+        from antcolony.actors.engine_node import EngineNode
+
         return EngineNode
     if spec.may_be_dead:
         return DeadAwareNode
+    if spec.pipe_edges or spec.pipe_in:
+        from antcolony.actors.gpu_node import PipelinedGpuNode
+
+        return PipelinedGpuNode
     return NodeActor
 
 
@@ -398,10 +345,8 @@ def output_nbytes(out: Any) -> int:
 
 __all__ = [
     "DeadAwareNode",
-    "EngineNode",
     "NodeActor",
     "NodeSpec",
-    "RecvNode",
     "input_elements",
     "node_class",
     "output_nbytes",

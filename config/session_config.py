@@ -48,6 +48,7 @@ _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "inline_threshold": (env_int, "ANTCOLONY_INLINE_THRESHOLD"),
     "bulk_segments": (env_bool, "ANTCOLONY_BULK_SEGMENTS"),
     "fuse_loops": (env_bool, "ANTCOLONY_FUSE_LOOPS"),
+    "gpu_pipeline": (env_bool, "ANTCOLONY_GPU_PIPELINE"),
     "intra_op_threads": (env_int, "ANTCOLONY_INTRA_OP_THREADS"),
     "allow_soft_placement": (env_bool, "ANTCOLONY_ALLOW_SOFT_PLACEMENT"),
     "gpu_backend": (env_str, "ANTCOLONY_GPU_BACKEND"),
@@ -94,6 +95,11 @@ class SessionConfig:
         variables, random ops, expensive or blocking kernels, nested loops) as one node that
         iterates itself, instead of a message per op per iteration: ~10x faster iterations, same
         results (env ``ANTCOLONY_FUSE_LOOPS``; default on). Off: every loop runs node by node.
+    gpu_pipeline: a GPU kernel feeding another on the same GPU hands it its output at launch,
+        not at completion: the dependent is enqueued at once and ordered after it on the device
+        (same stream, or a stream waiting on an event), so a chain of GPU ops never waits for a
+        completion to reach the loop (env ``ANTCOLONY_GPU_PIPELINE``; default on). Off: every
+        GPU node sends its value when its ``KernelDone`` arrives.
     allow_soft_placement: place an op on the CPU when its requested device does not exist or has
         no kernel for it; when False that is an ``InvalidArgumentError`` (env
         ``ANTCOLONY_ALLOW_SOFT_PLACEMENT``).
@@ -144,6 +150,7 @@ class SessionConfig:
     inline_threshold: int = 32768
     bulk_segments: bool = True
     fuse_loops: bool = True
+    gpu_pipeline: bool = True
     allow_soft_placement: bool = True
     log_device_placement: bool = False
     default_device: str = "/cpu:0"
@@ -221,8 +228,9 @@ class SessionConfig:
                 "SessionConfig.memory_optimizer must be 'off', 'manual' or 'heuristics', "
                 f"got {self.memory_optimizer!r}"
             )
-        if not isinstance(self.fuse_loops, bool):
-            raise ConfigError(f"SessionConfig.fuse_loops must be True or False, got {self.fuse_loops!r}")
+        for flag in ("fuse_loops", "gpu_pipeline"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"SessionConfig.{flag} must be True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.inline_threshold, int) or self.inline_threshold < 0:
             raise ConfigError(
                 f"SessionConfig.inline_threshold must be an integer >= 0, got {self.inline_threshold!r}"

@@ -7,7 +7,9 @@ longest. A launch is enqueued on its stream as soon as it arrives: each stream h
 the next launch never waits for the previous one's completion to reach the loop; launches
 beyond that wait in a priority queue (higher first, FIFO within a priority). Completions arrive
 from the stream in batches, on the loop, and each is forwarded to its launching node as
-``KernelDone`` with its own start and end.
+``KernelDone`` with its own start and end. A ``PipelinedLaunch`` (``pipeline.py``) is started
+after its producers on the device: on the first producer's stream when it has a slot, else
+behind a ``wait_event`` on each other producer stream's event.
 
 Compute launches pass the process's compute share of the GPU (``gpu_share.py``): while the
 device owes idle time, the next launch waits on the loop's timer (an idle slot); copies are not
@@ -24,6 +26,7 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.pipeline import PipelinedLaunch
 
 from .backends.base import Completion, GpuBackend, Stream
 from .gpu_share import ComputeShare, DeferIdle, GetShareStats, OwedIdle, SetComputeShare
@@ -68,27 +71,30 @@ class GpuWorker(Actor):
             self.streams.extend(made)
 
     def on_receive(self, msg: Any) -> Any:
-        if type(msg) is Launch:
+        cls = type(msg)
+        if cls is Launch or cls is PipelinedLaunch:
             kind = "copy" if msg.kind == "copy" else "compute"
             queue, free = self.queues[kind], self.free[kind]
             compute = kind == "compute"
             # Nothing waiting and a slot free: straight onto the stream (the common case).
             if not queue and free and not (compute and self._hold()):
-                self._start(compute, msg, free.popleft())
+                self._start(
+                    compute, msg, _near(msg.after, free) if cls is PipelinedLaunch else free.popleft()
+                )
                 return None
             queue.push(msg)
             self._dispatch(kind)
-        elif type(msg) is SetComputeShare:
+        elif cls is SetComputeShare:
             self.share.set_percent(msg.percent)
             self._rehold()
-        elif type(msg) is OwedIdle:
+        elif cls is OwedIdle:
             return self.share.owed_now(), self.share.busy_s
-        elif type(msg) is DeferIdle:
+        elif cls is DeferIdle:
             self.share.defer(msg.seconds, msg.allowance)
             self._rehold()
-        elif type(msg) is GetShareStats:
+        elif cls is GetShareStats:
             return self.share.stats()
-        elif type(msg) is GetWorkerStatistics:
+        elif cls is GetWorkerStatistics:
             queued = len(self.queues["compute"]) + len(self.queues["copy"])
             idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
             in_flight = len(self.streams) * LAUNCH_DEPTH - idle
@@ -108,15 +114,66 @@ class GpuWorker(Actor):
         if compute and queue and free and self._hold():
             return
         while queue and free:
-            self._start(compute, queue.pop(), free.popleft())
+            launch = queue.pop()
+            self._start(
+                compute,
+                launch,
+                _near(launch.after, free) if launch.__class__ is PipelinedLaunch else free.popleft(),
+            )
 
     def _start(self, compute: bool, launch: Launch, stream: Stream) -> None:
+        if launch.__class__ is PipelinedLaunch:
+            self._start_pipelined(launch, stream)
+            return
         # The stream owns (and drops) the inputs; Launch (actors/messages.py, in the core
         # rewrite) types them as a list.
         inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
         if compute:
             self.share.started()
         stream.launch(launch.compute, inputs, launch)
+
+    def _start_pipelined(self, launch: PipelinedLaunch, stream: Stream) -> None:
+        """Start a pipelined launch (``devices/pipeline.py``) on ``stream``, ordered on the device
+        after its producers; parked on a producer not started yet (its slot given back)."""
+        after, publish = launch.after, launch.publish
+        if after is not None:
+            for pending in after:
+                if pending.stream is None:
+                    if pending.parked is None:
+                        pending.parked = []
+                    pending.parked.append(launch)
+                    self.free["compute"].appendleft(stream)
+                    return
+            if len(after) == 1:
+                pending = after[0]
+                if pending.stream is not stream:
+                    if pending.event is None:
+                        # Recorded now, on the producer's stream, after the producer (already
+                        # enqueued there): later than needed at worst, never too early.
+                        pending.event = pending.stream.record_event()
+                    stream.wait_event(pending.event)
+            else:
+                # One event per other stream, recorded now: it covers every producer already
+                # enqueued there (a stream runs in order).
+                events: dict[Stream, Any] = {}
+                for pending in after:
+                    other = pending.stream
+                    if other is not stream and other not in events:
+                        events[other] = other.record_event()
+                        stream.wait_event(events[other])
+            launch.after = None
+        inputs, launch.inputs = launch.inputs, None  # type: ignore[assignment]
+        self.share.started()
+        if publish is None:
+            stream.launch(launch, inputs, launch)
+            return
+        launch.publish = None
+        publish.stream = stream
+        stream.launch(launch, inputs, launch)
+        if publish.parked:
+            parked, publish.parked = publish.parked, None
+            for waiting in parked:
+                self.on_receive(waiting)
 
     def _completed(self, kind: str, label: str, batch: list[Completion]) -> None:
         """A stream's completions since its last batch, in its order (on the loop)."""
@@ -163,3 +220,17 @@ class GpuWorker(Actor):
             self._wake.cancel()
         for stream in self.streams:
             stream.close()
+
+
+def _near(after: tuple[Any, ...] | None, free: deque[Stream]) -> Stream:
+    """A free slot for a pipelined launch: on its first producer's stream when that one has a
+    slot (in order after it, no event to wait on), else the next free one."""
+    stream = None if after is None else after[0].stream
+    if stream is not None:
+        try:
+            free.remove(stream)
+        except ValueError:
+            pass
+        else:
+            return stream
+    return free.popleft()

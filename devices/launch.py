@@ -13,9 +13,12 @@ class Launch:
     """Run ``compute(*inputs)`` on a device worker and reply ``KernelDone`` to ``reply_to``.
 
     ``kind`` is "compute" or "copy" (host<->device transfers, run on a copy stream).
+    Pipelined launches (``devices/pipeline.py``, GPU workers only): ``after`` holds the
+    ``Pending`` inputs whose producers must finish on the device first, ``publish`` the
+    ``Pending`` this launch's output is stored in for its dependents; both None otherwise.
     """
 
-    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind")
+    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind", "after", "publish")
 
     def __init__(
         self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute"
@@ -26,6 +29,8 @@ class Launch:
         self.priority = priority
         self.reply_to = reply_to
         self.kind = kind
+        self.after: tuple[Any, ...] | None = None
+        self.publish: Any = None
 
 
 class KernelDone:

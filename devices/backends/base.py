@@ -59,6 +59,18 @@ class Stream:
     def launch(self, fn: Callable[..., Any], args: list[Any], token: Any) -> None:
         raise NotImplementedError
 
+    def record_event(self) -> Any:
+        """An event that completes once everything enqueued on this stream so far has finished
+        on the device (``cudaEventRecord``). Extension hook: returns at once, never blocks."""
+        raise NotImplementedError
+
+    def wait_event(self, event: Any) -> None:
+        """Work enqueued on this stream from now on starts only once ``event`` (from any
+        stream's ``record_event`` of this backend) has completed (``cudaStreamWaitEvent``): the
+        ordering is kept on the device, not by a host round trip. Extension hook: returns at
+        once, never blocks."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the stream; work already enqueued may still complete."""
 

@@ -11,7 +11,9 @@ error a host function may never run, so the worker also checks the stream with
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from functools import partial
 from typing import Any
 
 from antcolony.errors import UnavailableError
@@ -92,6 +94,31 @@ class CudaStream(ThreadedStream):
         # result rides in ``cell``, emptied by ``_complete``), so no array is released there.
         self._stream.launch_host_func(self._host_done, (token, cell, start))
 
+    def record_event(self) -> CudaEvent:
+        """A CUDA event recorded on this stream by its thread, after the launches enqueued before
+        it (which that thread enqueues on the device in order)."""
+        event = CudaEvent()
+        self._on_thread(partial(self._record, event))
+        return event
+
+    def wait_event(self, event: Any) -> None:
+        """Later launches of this stream wait on the device for ``event`` (``cudaStreamWaitEvent``);
+        this thread first waits until the event is recorded: waiting on an unrecorded CUDA event
+        would be a no-op."""
+        self._on_thread(partial(self._wait_recorded, event))
+
+    def _record(self, event: CudaEvent) -> None:
+        with self._cupy.cuda.Device(self.device):
+            event.event = self._cupy.cuda.Event(disable_timing=True)
+            event.event.record(self._stream)
+        event.recorded.set()
+
+    def _wait_recorded(self, event: CudaEvent) -> None:
+        self._wait(event.recorded)
+        if event.event is not None:
+            with self._cupy.cuda.Device(self.device):
+                self._stream.wait_event(event.event)
+
     def _host_done(self, box: tuple[Any, list[Any], float]) -> None:
         token, cell, enqueued = box
         # Host functions of one stream run in its order: a kernel enqueued behind others started
@@ -99,6 +126,17 @@ class CudaStream(ThreadedStream):
         start = max(enqueued, self._last_end)
         self._last_end = end = time.perf_counter()
         self._complete(token, cell, None, start, end)
+
+
+class CudaEvent:
+    """A CuPy event, and when its ``record`` has been enqueued (set by the recording stream's
+    thread; a waiting stream's thread blocks on it before ``cudaStreamWaitEvent``)."""
+
+    __slots__ = ("event", "recorded")
+
+    def __init__(self) -> None:
+        self.event: Any = None
+        self.recorded = threading.Event()
 
 
 @register_backend("cuda")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from functools import partial
 from time import perf_counter
 from typing import Any
 
@@ -26,6 +28,18 @@ class SimStream(ThreadedStream):
     """A simulated CUDA stream: its own thread runs its queue back to back, in launch order."""
 
     thread_prefix = "sim-gpu"
+
+    def record_event(self) -> Any:
+        """A ``threading.Event`` this stream's thread sets when it reaches it in its queue: after
+        every launch enqueued before it has finished."""
+        event = threading.Event()
+        self._on_thread(event.set)
+        return event
+
+    def wait_event(self, event: Any) -> None:
+        """This stream's thread blocks on ``event`` (a ``record_event`` of any simulated stream)
+        when it reaches this point of its queue, so later launches run after the recorded ones."""
+        self._on_thread(partial(self._wait, event))
 
     def _execute(self, box: list[Any]) -> None:
         fn, args, token = box

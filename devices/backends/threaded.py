@@ -21,6 +21,8 @@ from .base import GpuBackend, OnDone, Stream
 logger = logging.getLogger(__name__)
 
 _STOP = None  # a launch is a list, so None never collides
+#: How often a stream thread blocked on another stream's event checks that it is not closed.
+_WAIT_POLL_S = 0.1
 
 
 class ThreadedStream(Stream):
@@ -39,7 +41,8 @@ class ThreadedStream(Stream):
         self, backend: GpuBackend, device: int, label: str, loop: asyncio.AbstractEventLoop, on_done: OnDone
     ) -> None:
         super().__init__(backend, device, label, loop, on_done)
-        self._queue: SimpleQueue[list[Any] | None] = SimpleQueue()
+        # a launch (a list), an event marker run on the thread (a callable), or _STOP
+        self._queue: SimpleQueue[list[Any] | Callable[[], Any] | None] = SimpleQueue()
         self._closed = False
         # Daemon: a stream never closed (a runtime torn down abruptly) must not hold the
         # interpreter open; close() is the orderly way out.
@@ -51,6 +54,18 @@ class ThreadedStream(Stream):
     def launch(self, fn: Callable[..., Any], args: list[Any], token: Any) -> None:
         self._queue.put([fn, args, token])
 
+    def _on_thread(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` on this stream's thread once it reaches this point of its queue (event
+        markers: ``record_event`` / ``wait_event`` of the subclasses)."""
+        self._queue.put(fn)
+
+    def _wait(self, event: threading.Event) -> None:
+        # On this stream's thread: a stream closed while it waits (its producer's stream closed
+        # with the producer still queued) must not leave the thread blocked for ever.
+        while not event.wait(_WAIT_POLL_S):
+            if self._closed:
+                return
+
     def close(self) -> None:
         self._closed = True
         self._queue.put(_STOP)
@@ -61,6 +76,9 @@ class ThreadedStream(Stream):
             box = get()
             if box is _STOP or self._closed:
                 return
+            if box.__class__ is not list:  # an event marker: record_event / wait_event
+                box()  # type: ignore[operator]
+                continue
             try:
                 execute(box)
             except BaseException:

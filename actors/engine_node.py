@@ -1,0 +1,57 @@
+"""``EngineNode``: a node actor whose kernel reads or writes variables, ordered by the
+dependency engine (devices/engine/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
+from antcolony.devices.launch import KernelDone
+
+
+class EngineNode(DeadAwareNode):
+    """A node that reads or writes variables: its kernel runs when the dependency engine grants
+    the variables (reads shared, writes exclusive, in push order)."""
+
+    def __init__(self, spec: NodeSpec) -> None:
+        super().__init__(spec)
+        self.granted: dict[Any, Any] = {}  # tag -> the engine op's on_complete, while launched
+
+    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+        if dead:
+            self._emit_dead(tag)
+            return
+        spec = self.spec
+
+        # The grant may arrive outside this actor's turns (when another op releases the vars), so
+        # it runs as a turn; the engine op ends (``on_complete``) exactly once: right after an
+        # inline kernel, or when a launched kernel's ``KernelDone`` arrives.
+        def granted(on_complete: Any) -> None:
+            if tag.aborted or not self.ref.is_alive:
+                on_complete()
+                return
+            if self.offload and input_elements(args) >= self.threshold:
+                self.granted[tag] = on_complete
+                self.as_turn(self._run, tag, args)
+            else:
+                try:
+                    self.as_turn(self._run, tag, args)
+                finally:
+                    on_complete()
+
+        spec.engine.push(granted, spec.device, spec.var_reads, spec.var_writes, "async")
+
+    def _on_kernel_done(self, msg: KernelDone) -> None:
+        release_engine = self.granted.pop(msg.step, None)
+        if release_engine is not None:
+            release_engine()
+        super()._on_kernel_done(msg)
+
+    def on_stop(self) -> None:
+        # Never leave an engine var blocked by a kernel whose completion will not be handled.
+        for release_engine in self.granted.values():
+            release_engine()
+        self.granted.clear()
+
+
+__all__ = ["EngineNode"]
