@@ -98,10 +98,8 @@ class SessionConfig:
     gpu_pipeline: a GPU kernel feeding another on the same GPU hands it its output at launch,
         not at completion: the dependent is enqueued at once and ordered after it on the device
         (same stream, or a stream waiting on an event), so a chain of GPU ops never waits for a
-        completion to reach the loop (env ``ANTCOLONY_GPU_PIPELINE``; default off: with it on,
-        ``scripts/soak.py --seconds 10 --seed 11`` leaves 256 B and 81 KiB of device memory
-        held after two sessions were closed with runs in flight, a leak not found yet). Off:
-        every GPU node sends its value when its ``KernelDone`` arrives.
+        completion to reach the loop (env ``ANTCOLONY_GPU_PIPELINE``; default on). Off: every
+        GPU node sends its value when its ``KernelDone`` arrives.
     allow_soft_placement: place an op on the CPU when its requested device does not exist or has
         no kernel for it; when False that is an ``InvalidArgumentError`` (env
         ``ANTCOLONY_ALLOW_SOFT_PLACEMENT``).
@@ -152,7 +150,7 @@ class SessionConfig:
     inline_threshold: int = 32768
     bulk_segments: bool = True
     fuse_loops: bool = True
-    gpu_pipeline: bool = False
+    gpu_pipeline: bool = True
     allow_soft_placement: bool = True
     log_device_placement: bool = False
     default_device: str = "/cpu:0"

@@ -68,6 +68,7 @@ class CpuWorker(Actor):
         # The output rides in ``cell``, emptied on the loop, so this thread keeps no reference.
         meta = (launch.step, err, start, time.perf_counter(), threading.current_thread().name)
         post(self.loop, "a CPU kernel", self._finish, pool, launch.reply_to, cell, meta)
+        del err, meta  # no cycle error -> traceback -> this frame -> error (see sim.py's _execute)
 
     def _finish(self, pool: PriorityPool, reply_to: Any, cell: list[Any], meta: tuple[Any, ...]) -> None:
         step, err, start, end, worker = meta

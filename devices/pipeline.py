@@ -120,7 +120,11 @@ class PipelinedLaunch(Launch):
             out = self.compute(*args)
         except BaseException as exc:
             if publish is not None:
-                publish.error = exc
+                # A stand-in, never raised: the dependents must not hold the producer's exception,
+                # whose traceback's frames hold this kernel's inputs (device memory) for as long
+                # as any of them is alive (a caller keeping a step's error, a launch dropped by a
+                # closed stream). The producer's own KernelDone carries the real one.
+                publish.error = RuntimeError(f"{type(exc).__name__}: {exc}")
             raise
         if publish is None:
             return out

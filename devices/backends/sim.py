@@ -56,6 +56,10 @@ class SimStream(ThreadedStream):
         # in the allocator by the time the step can see the kernel as done.
         del fn, args
         self._complete(token, cell, error, start, end)
+        # The error's traceback holds this frame: without this its locals would hold the error,
+        # a cycle keeping the failed kernel's inputs (device memory, in the deeper frames) until
+        # the garbage collector runs, when nobody takes the error (its node already stopped).
+        del error
 
 
 @register_backend("sim")

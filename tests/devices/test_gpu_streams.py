@@ -4,6 +4,7 @@ loop, completions batched yet each with its own timings, errors, inputs dropped,
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import threading
 import time
@@ -97,6 +98,29 @@ def test_a_raising_kernel_reports_its_error_and_the_next_launch_still_runs(sim_s
 
 class _Tensor:
     """An input that can be watched for release."""
+
+
+def test_a_failed_kernels_inputs_go_with_its_error_without_the_garbage_collector(sim_stream):
+    """The error's traceback holds the kernel's frames (their locals hold its inputs): once
+    nobody holds the error (its node had stopped), refcounting alone must free the inputs: no
+    cycle through the stream thread's frame."""
+    value = _Tensor()
+    ref = weakref.ref(value)
+
+    def fail(t: _Tensor) -> None:
+        raise ValueError("bad kernel")
+
+    gc.disable()
+    try:
+        sim_stream.stream.launch(fail, [value], "x")
+        del value
+        (done,) = sim_stream.collect(1)
+        assert isinstance(done[2], ValueError)
+        del done
+        sim_stream.batches.clear()
+        assert ref() is None
+    finally:
+        gc.enable()
 
 
 def test_a_kernels_inputs_are_released_before_its_completion_arrives(sim_stream):
