@@ -213,10 +213,7 @@ class _Cell:
             if reply_to is not None and not reply_to.done():
                 reply_to.set_result(result)
         self.runtime._handled += handled
-        if mailbox and self.alive:
-            self.call_soon(self.drain)
-        else:
-            self.scheduled = False
+        self._end_turn()
 
     def offer(self, message: Any) -> None:
         """Deliver a tell: run the handler now, as this actor's turn inside the sender's, when the
@@ -266,6 +263,7 @@ class _Cell:
             self._end_turn()
 
     def _end_turn(self) -> None:
+        """A turn is over: the next one is scheduled if messages wait, else the actor is idle."""
         if self.mailbox and self.alive:
             self.call_soon(self.drain)
         else:

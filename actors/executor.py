@@ -61,10 +61,13 @@ class ExecutorActor(Actor):
             for i, spec in enumerate(plan.specs)
         ]
         if segment is not None:
-            args, _ = build_segment(plan.specs, segment, refs, plan.feed_edges, plan.roots)
+            args = build_segment(plan.specs, segment, refs, plan.feed_edges, plan.roots)
             seg = self.spawn(SegmentActor, *args, self.ref, name=f"segment:{len(members)}")
             for i in members:
                 refs[i] = seg
+            starts = args[4]  # the members fed or started at step start
+            # The segment takes its members' feeds and start tokens from the step itself.
+            self.segment_start = [seg.direct] if starts else []
 
         def target(dst: int, slot: int) -> tuple[Any, int]:
             # a member's input is addressed by its segment slot
@@ -78,13 +81,9 @@ class ExecutorActor(Actor):
                 ref.tell(Wire(edges, self.ref))
         # Each actor once (the segment stands for all its members).
         self.nodes = list(dict.fromkeys(refs))
-        # Direct tells: an idle node takes its feed or start token inside this turn. The
-        # segment takes its members' feeds and start tokens from the step itself.
+        # Direct tells: an idle node takes its feed or start token inside this turn.
         self.feed_edges = [(refs[n].direct, slot, f) for n, slot, f in plan.feed_edges if n not in members]
         self.roots = [refs[n].direct for n in plan.roots if n not in members]
-        self.segment_start = (
-            [refs[segment.members[0]].direct] if segment is not None and _starts_any(segment, plan) else []
-        )
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
@@ -181,11 +180,6 @@ class ExecutorActor(Actor):
         for step in list(self.active):
             step.aborted = True
         self.active.clear()
-
-
-def _starts_any(segment: SegmentPlan, plan: ExecutorPlan) -> bool:
-    members = set(segment.members)
-    return any(n in members for n, _, _ in plan.feed_edges) or any(n in members for n in plan.roots)
 
 
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:

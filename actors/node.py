@@ -238,7 +238,7 @@ class NodeActor(Actor):
             return
         self._emit(tag, out, fetch=False)
         last = finished_last(tag)
-        self.executor.tell(Fetched(tag, _fetched(spec, out), last))
+        self.executor.tell(Fetched(tag, fetched_pairs(spec, out), last))
 
     def _emit(self, tag: Any, out: Any, fetch: bool = True, finish: bool = False) -> None:
         """Send the outputs: to other partitions, to the coordinator if fetched, to successors.
@@ -252,7 +252,7 @@ class NodeActor(Actor):
             for index, key in spec.send_keys:
                 rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
         if fetch and spec.fetch_slots:
-            self.executor.tell(Fetched(tag.step, _fetched(spec, out), False))
+            self.executor.tell(Fetched(tag.step, fetched_pairs(spec, out), False))
         edges = self.out_edges
         if not edges:
             if finish:
@@ -314,7 +314,7 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
     return NodeActor
 
 
-def _fetched(spec: NodeSpec, out: Any) -> list[tuple[int, Any]]:
+def fetched_pairs(spec: NodeSpec, out: Any) -> list[tuple[int, Any]]:
     """(fetch index, value) for each output ``spec`` serves as a fetch."""
     if spec.single_output:
         return [(j, out) for _, j in spec.fetch_slots]
@@ -347,6 +347,7 @@ __all__ = [
     "DeadAwareNode",
     "NodeActor",
     "NodeSpec",
+    "fetched_pairs",
     "input_elements",
     "node_class",
     "output_nbytes",

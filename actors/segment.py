@@ -27,7 +27,14 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.messages import CONTROL, AbortStep, Fetched, ForgetStep, NodeFailed
-from antcolony.actors.node import NodeActor, NodeSpec, input_elements, node_class, output_nbytes
+from antcolony.actors.node import (
+    NodeActor,
+    NodeSpec,
+    fetched_pairs,
+    input_elements,
+    node_class,
+    output_nbytes,
+)
 from antcolony.actors.step import StepState, finished, finished_last, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
@@ -289,7 +296,7 @@ class SegmentActor(Actor):
             for index, deliver, slot in edges:
                 deliver((step, slot, outs[index] if slot >= 0 else None))
         if self.fetch_slots[m]:
-            return [(j, outs[i]) for i, j in self.fetch_slots[m]]
+            return fetched_pairs(self.specs[m], out)
         return None
 
     def _finish_unit(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None) -> None:
@@ -333,9 +340,10 @@ def build_segment(
     refs: list[Any],
     feed_edges: list[tuple[int, int, int]],
     roots: list[int],
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The ``SegmentActor`` arguments for ``segment`` of a plan: ``refs`` are the plan's node
-    refs (members' entries are the segment's own ref, already spawned or not: unused here)."""
+) -> tuple[Any, ...]:
+    """The ``SegmentActor`` arguments (but its executor) for ``segment`` of a plan: ``refs`` are
+    the plan's node refs (members' entries are the segment's own ref, already spawned or not:
+    unused here)."""
     member_of = {i: k for k, i in enumerate(segment.members)}
     specs = [plan_specs[i] for i in segment.members]
     internal: list[list[tuple[int, int, int]]] = []
@@ -358,7 +366,7 @@ def build_segment(
         (member_of[n], slot, f) for n, slot, f in feed_edges if n in member_of
     ]
     starts += [(member_of[n], CONTROL, None) for n in roots if n in member_of]
-    return (specs, internal, external, owners, starts), {}
+    return specs, internal, external, owners, starts
 
 
 __all__ = ["Resume", "SegmentActor", "SegmentPlan", "build_segment", "segment_member"]

@@ -243,7 +243,7 @@ class Session:
         try:
             if step.future.done():
                 # Completed within this call (cheap CPU nodes run inline): awaiting the done
-                # future does not yield, so yield here at least every YIELD_S to keep the loop fair.
+                # future does not yield, so yield here at least every Runtime.yield_s to keep the loop fair.
                 if rt.yield_due():
                     await asyncio.sleep(0)
                 values = step.future.result()
