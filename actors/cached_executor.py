@@ -13,13 +13,15 @@ from antcolony.graph.core import Tensor
 class CachedExecutor:
     """The executors (one per device partition) of one cached key."""
 
-    __slots__ = ("coordinator", "devices", "feeds", "graph_id", "plans", "refs")
+    __slots__ = ("coordinator", "devices", "feeds", "graph_id", "plans", "refs", "starts")
 
     def __init__(
         self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str
     ) -> None:
         self.plans = plans
         self.refs = refs
+        # each executor's direct tell: a step starts in its caller's turn (ActorRef.direct)
+        self.starts = [ref.direct for ref in refs]
         self.feeds = feeds
         # the host partition's executor: fetches are served there, and it completes the step
         self.coordinator = next(r for p, r in zip(plans, refs) if p.device == HOST)

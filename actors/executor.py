@@ -28,6 +28,7 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
+from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.segment import SegmentActor, SegmentPlan, build_segment
 from antcolony.actors.step import UNSET, StepState, handed_on
 from antcolony.actors.supervision import Directive
@@ -139,7 +140,8 @@ class ExecutorActor(Actor):
             missing = [j for j, v in enumerate(step.fetched) if v is UNSET or v is DEAD]
             self._abort(step, _unfetchable(step, missing, self.plan.fetch_names))
             return
-        step.rendezvous.clear()
+        if step.rendezvous is not NO_RENDEZVOUS:
+            step.rendezvous.clear()
         if step.frames:
             forget = ForgetStep(step)
             for ref in self.nodes:
@@ -149,15 +151,13 @@ class ExecutorActor(Actor):
                 self.active.discard(step)
             else:
                 ref.tell(StepCompleted(step))
-        if not step.future.done():
-            step.future.set_result(step.fetched)
+        step.succeed()
 
     def _abort(self, step: Any, error: BaseException) -> None:
         if not step.aborted:
             step.aborted = True
             step.rendezvous.abort(error)
-            if not step.future.done():
-                step.future.set_exception(error)
+            step.fail(error)
             for ref in step.executors:
                 if ref is not self.ref:
                     ref.tell(AbortStep(step, error))

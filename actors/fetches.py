@@ -16,25 +16,27 @@ def _is_namedtuple(x: Any) -> bool:
 def flatten(structure: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
     """Leaves of ``structure`` and a function rebuilding it from a list of leaf values."""
     leaves: list[Any] = []
-
-    def walk(x: Any) -> Callable[[Any], Any]:
-        if isinstance(x, dict):
-            keys = list(x)
-            parts = [walk(x[k]) for k in keys]
-            kind = type(x)
-            return lambda it: kind((k, p(it)) for k, p in zip(keys, parts))
-        if isinstance(x, (list, tuple)):
-            parts = [walk(v) for v in x]
-            if _is_namedtuple(x):
-                ntype = type(x)
-                return lambda it: ntype(*[p(it) for p in parts])
-            sequence = type(x)
-            return lambda it: sequence(p(it) for p in parts)
-        leaves.append(x)
-        return lambda it: next(it)
-
-    builder = walk(structure)
+    builder = _walk(structure, leaves)
     return leaves, lambda values: builder(iter(values))
+
+
+def _walk(x: Any, leaves: list[Any]) -> Callable[[Any], Any]:
+    # A module function, not a closure over itself: a self-referencing closure is a reference
+    # cycle, garbage for the collector on every plan built.
+    if isinstance(x, dict):
+        keys = list(x)
+        parts = [_walk(x[k], leaves) for k in keys]
+        kind = type(x)
+        return lambda it: kind((k, p(it)) for k, p in zip(keys, parts))
+    if isinstance(x, (list, tuple)):
+        parts = [_walk(v, leaves) for v in x]
+        if _is_namedtuple(x):
+            ntype = type(x)
+            return lambda it: ntype(*[p(it) for p in parts])
+        sequence = type(x)
+        return lambda it: sequence(p(it) for p in parts)
+    leaves.append(x)
+    return next
 
 
 class FetchPlan:
@@ -60,12 +62,10 @@ class FetchPlan:
                 self.tensors.append(el)
             self._leaf_slots.append(seen[id(el)])
         # a lone tensor (not in a list): its value is the result, the hot case of session.run
-        self._single = (
-            len(leaves) == 1 and not isinstance(fetches, (list, tuple, dict)) and bool(self.tensors)
-        )
+        self.single = len(leaves) == 1 and not isinstance(fetches, (list, tuple, dict)) and bool(self.tensors)
 
     def pack(self, values: list[Any]) -> Any:
-        if self._single:
+        if self.single:
             return values[0]
         return self._pack([None if s < 0 else values[s] for s in self._leaf_slots])
 

@@ -117,6 +117,8 @@ class NodeActor(Actor):
         # the common case's short path: one output, only data edges, nothing sent to other
         # partitions or fetched; (successor's tell, slot) pairs once wired
         self.tells: tuple[tuple[Callable[[Any], None], int], ...] | None = None
+        # the other short path: one output fetched once, and sent nowhere else
+        self.fetch_index: int | None = None
 
     # -- messages ------------------------------------------------------------------------------
     def on_receive(self, msg: Any) -> None:
@@ -176,6 +178,8 @@ class NodeActor(Actor):
             and all(slot >= 0 for _, _, slot in msg.out_edges)
         ):
             self.tells = tuple((deliver, slot) for _, deliver, slot in self.out_edges)
+        if spec.single_output and not spec.send_keys and not msg.out_edges and len(spec.fetch_slots) == 1:
+            self.fetch_index = spec.fetch_slots[0][1]
 
     # -- running the kernel --------------------------------------------------------------------
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
@@ -194,11 +198,15 @@ class NodeActor(Actor):
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
         tells = self.tells
-        if tells is not None and tag is step:
-            handed_on(step, len(tells))
-            for deliver, slot in tells:
-                deliver((tag, slot, out))
-            return
+        if tag is step:
+            if tells is not None:
+                handed_on(step, len(tells))
+                for deliver, slot in tells:
+                    deliver((tag, slot, out))
+                return
+            if self.fetch_index is not None:
+                self.executor.tell(Fetched(step, [(self.fetch_index, out)], finished_last(step)))
+                return
         self._emit_finish(tag, out)
 
     # A plain node runs whatever arrived: it never sees a dead value.

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from antcolony.actors.cached_executor import CachedExecutor
 from antcolony.actors.device_context import SessionDevices
@@ -162,23 +162,54 @@ class Session:
         run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
-        check_run_options(options, run_metadata)
-        rt = self._attach()
-        plan = self._fetch_plan(fetches)
-        feeds = self._convert_feeds(feed_dict)
-        values = await self._run_plan(rt, plan, feeds, options, run_metadata)
-        return plan.pack(values)
+        # The checks below are _attach's, _fetch_plan's and check_run_options' short paths:
+        # a repeated run of a cheap step costs a few microseconds, most of it these layers.
+        if options is not None or run_metadata is not None:
+            check_run_options(options, run_metadata)
+        rt = self._runtime
+        if self._closed or rt is None or rt.closed or rt.loop is not asyncio.get_running_loop():
+            rt = self._attach()
+        plan = self._plans.get(fetches) if fetches.__class__ is Tensor else None
+        if plan is None:
+            plan = self._fetch_plan(fetches)
+        feeds = self._convert_feeds(feed_dict) if feed_dict is not None else {}
+        registries = self._registries
+        if (
+            options is not None
+            or self._trace_all
+            or registries[0].pre
+            or registries[1].pre
+            or registries[2].pre
+            or registries[0].post
+            or registries[1].post
+            or registries[2].post
+        ):
+            return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
+        # no run actions, no tracing, no deadline: _run_plan's steps, shortened
+        hit = plan.executors.get(tuple(feeds) if feeds else ())
+        executor, perm = hit if hit is not None and hit[0].alive else self._executor_for(rt, plan, feeds)
+        step = self._new_step(rt, executor, feeds, len(plan.tensors), False)
+        for start in executor.starts:
+            start(step)  # the step itself is the start message
+        if step.done and step.error is None and not rt.yield_due():
+            values = step.fetched
+        else:
+            try:
+                values = await self._settle(step, executor, None)
+            except BaseException:
+                del step, executor  # see _settle: this frame must not keep them either
+                raise
+        if perm is not None:
+            values = [values[i] for i in perm]
+        return values[0] if plan.single else plan.pack(values)
 
     def _fetch_plan(self, fetches: Any) -> FetchPlan:
-        # Plans of hashable fetches (a tensor, op, name, or flat tuple of them) are reused.
-        key = fetches if isinstance(fetches, (Tensor, Operation, str, tuple)) else None
-        if key is not None:
-            try:
-                plan = self._plans.get(key)
-            except TypeError:
-                key = plan = None
-            if plan is not None:
-                return plan
+        # Plans of a tensor, op or name, or a flat list or tuple of them, are reused: a training
+        # loop fetches the same ``[loss, train_op]`` every step.
+        key = _plan_key(fetches)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is not None:
+            return plan
         plan = FetchPlan(self._graph, fetches)
         if key is not None and len(self._plans) < 1024:
             self._plans[key] = plan
@@ -218,17 +249,8 @@ class Session:
         run_metadata: RunMetadata | None,
     ) -> list[Any]:
         executor, perm = self._executor_for(rt, plan, feeds)
-        feed_values = [feeds[t] for t in executor.feeds] if feeds else []
         trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
-        step = StepState(
-            rt.loop.create_future(),
-            feed_values,
-            len(plan.tensors),
-            trace,
-            executor.refs,
-            executor.coordinator,
-            LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
-        )
+        step = self._new_step(rt, executor, feeds, len(plan.tensors), trace)
         registries = self._registries
         if registries[0].pre or registries[1].pre or registries[2].pre:
             await run_actions(
@@ -236,31 +258,17 @@ class Session:
                 RunContext(self, executor.graph_id, executor.devices, step.id),
             )
         post = registries[0].post or registries[1].post or registries[2].post
-        self._inflight.add(step)
         started = time.perf_counter() if post else 0.0
-        for ref in executor.refs:
-            ref.direct(step)  # the step itself is the start message
-        try:
-            if step.future.done():
-                # Completed within this call (cheap CPU nodes run inline): awaiting the done
-                # future does not yield, so yield here at least every Runtime.yield_s to keep the loop fair.
-                if rt.yield_due():
-                    await asyncio.sleep(0)
-                values = step.future.result()
-            elif options is None or not options.timeout_in_ms:
-                values = await step.future
-            else:
-                values = await self._await_step(step, executor, options)
-        except BaseException as exc:
-            self._inflight.discard(step)
-            if isinstance(exc, asyncio.CancelledError):
-                self._cancel(step, executor)
-            # The error's traceback keeps this frame; the frame must not keep the step (whose
-            # future holds the error): error -> frame -> step -> future -> error is a cycle that
-            # holds the executor's device tensors until the garbage collector happens to run.
-            del step, executor
-            raise
-        self._inflight.discard(step)
+        for start in executor.starts:
+            start(step)  # the step itself is the start message
+        if step.done and step.error is None and not rt.yield_due():
+            values = step.fetched
+        else:
+            try:
+                values = await self._settle(step, executor, options)
+            except BaseException:
+                del step, executor  # see _settle: this frame must not keep them either
+                raise
         if post:
             ctx = RunContext(
                 self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6
@@ -269,6 +277,65 @@ class Session:
         if trace:
             self._record_trace(step, run_metadata)
         return values if perm is None else [values[i] for i in perm]
+
+    @staticmethod
+    def _new_step(
+        rt: Runtime, executor: CachedExecutor, feeds: dict[Tensor, Any], num_fetches: int, trace: bool
+    ) -> StepState:
+        return StepState(
+            rt.loop,
+            [feeds[t] for t in executor.feeds] if feeds else [],
+            num_fetches,
+            trace,
+            executor.refs,
+            executor.coordinator,
+            LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
+        )
+
+    async def _settle(
+        self, step: StepState, executor: CachedExecutor, options: RunOptions | None
+    ) -> list[Any]:
+        """The values of a started step that is not simply done: awaited if it did not end within
+        the call that started it (it is in flight until then, and ``close`` fails it), its error
+        raised if it failed there, else after one yield to the loop, which a step run entirely
+        inline never gave (``Runtime.yield_due`` says when one is due)."""
+        if step.done:
+            if step.error is not None:
+                self._raise(step)
+            await asyncio.sleep(0)
+            return step.fetched
+        inflight = self._inflight
+        inflight.add(step)
+        try:
+            if options is None or not options.timeout_in_ms:
+                values: list[Any] = await step.waiter()
+            else:
+                values = await self._await_step(step, executor, options)
+        except BaseException as exc:
+            inflight.discard(step)
+            if isinstance(exc, asyncio.CancelledError):
+                self._cancel(step, executor)
+            # The error's traceback keeps this frame; the frame must not keep the step (whose
+            # future holds the error): error -> frame -> step -> future -> error is a cycle that
+            # holds the executor's device tensors until the garbage collector happens to run.
+            del step, executor
+            raise
+        inflight.discard(step)
+        return values
+
+    @staticmethod
+    def _raise(step: StepState) -> NoReturn:
+        """Raise the error of a step that failed within the call that started it. The step
+        hands the error over: the raise gives it a traceback holding the caller's frame, which
+        holds the step, and step -> error -> traceback -> frame -> step would be a cycle keeping
+        the executor's tensors until the garbage collector runs."""
+        error = step.error
+        assert error is not None
+        step.error = None
+        try:
+            raise error
+        finally:
+            del error
 
     def _record_trace(self, step: StepState, run_metadata: RunMetadata | None) -> None:
         if run_metadata is not None:
@@ -281,9 +348,9 @@ class Session:
         timeout_ms = options.timeout_in_ms
         try:
             if timeout_ms < 0:
-                return await step.future
+                return await step.waiter()
             async with asyncio.timeout(timeout_ms / 1000.0):
-                return await step.future
+                return await step.waiter()
         except TimeoutError:
             pass  # raised below, outside this handler, so the error does not chain the TimeoutError
         except BaseException:
@@ -301,7 +368,7 @@ class Session:
 
     @staticmethod
     def _cancel(step: StepState, executor: CachedExecutor) -> None:
-        if not step.future.done() or step.future.cancelled():
+        if not step.done:
             executor.refs[0].tell(
                 AbortStep(step, CancelledError(None, None, "the caller's task was cancelled"))
             )
@@ -440,8 +507,7 @@ class Session:
             step.aborted = True
             error = CancelledError(None, None, "the session was closed while the step was running")
             step.rendezvous.abort(error)  # pending receives fail and drop the step
-            if not step.future.done():
-                step.future.set_exception(error)
+            step.fail(error)
         executors = list(self._executors.values())
         stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
         self._executors.clear()
@@ -473,6 +539,21 @@ def _intra_op_threads(config: SessionConfig) -> int | None:
     if config.intra_op_threads is None:
         return chosen_intra_op_threads(config.inter_op_threads)
     return config.intra_op_threads or None
+
+
+_LEAVES = (Tensor, Operation, str)
+
+
+def _plan_key(fetches: Any) -> Any:
+    """The key of a reusable fetch plan, or None. The sequence's type is part of the key: a
+    namedtuple equals a plain tuple of the same elements, and a list packs differently."""
+    cls = fetches.__class__
+    if cls is list or cls is tuple:
+        for leaf in fetches:
+            if not isinstance(leaf, _LEAVES):
+                return None
+        return (cls, *fetches)
+    return fetches if isinstance(fetches, _LEAVES) else None
 
 
 def _device_settings(config: SessionConfig) -> DeviceSettings:

@@ -37,12 +37,17 @@ class StepState:
     """Per-run state shared by reference in messages; it is also the root frame's tag.
 
     Everything runs on the one event loop. ``pending`` belongs to this module's verbs; only
-    executor actors mutate ``fetched`` and ``aborted``.
+    executor actors mutate ``fetched`` and ``aborted``, and end the step (``succeed`` /
+    ``fail``). The future a caller awaits is made only when the step did not end within the
+    call that started it (``waiter``): most cheap steps end there.
     """
 
     __slots__ = (
         "id",
+        "loop",
         "future",
+        "done",
+        "error",
         "feed_values",
         "fetched",
         "pending",
@@ -59,7 +64,7 @@ class StepState:
 
     def __init__(
         self,
-        future: asyncio.Future[Any],
+        loop: asyncio.AbstractEventLoop,
         feed_values: list[Any],
         num_fetches: int,
         trace: bool,
@@ -68,7 +73,10 @@ class StepState:
         rendezvous: Any,
     ) -> None:
         self.id = next(_ids)
-        self.future = future
+        self.loop = loop
+        self.future: asyncio.Future[Any] | None = None
+        self.done = False  # ended: ``fetched`` holds the values, or ``error`` is set
+        self.error: BaseException | None = None
         self.feed_values = feed_values
         self.fetched: list[Any] = [_UNSET] * num_fetches
         self.pending = len(executors)  # a unit per partition until it has started the step
@@ -88,6 +96,37 @@ class StepState:
 
     def __repr__(self) -> str:
         return f"<step {self.id}>"
+
+    def succeed(self) -> None:
+        """The step ended with ``fetched`` (once; a later end is ignored)."""
+        if self.done:
+            return
+        self.done = True
+        future = self.future
+        if future is not None and not future.done():
+            future.set_result(self.fetched)
+
+    def fail(self, error: BaseException) -> None:
+        """The step ended with ``error`` (once; a later end is ignored)."""
+        if self.done:
+            return
+        self.done = True
+        self.error = error
+        future = self.future
+        if future is not None and not future.done():
+            future.set_exception(error)
+
+    def waiter(self) -> asyncio.Future[Any]:
+        """The future its caller awaits: made on first use, and already resolved if the step
+        ended before."""
+        future = self.future
+        if future is None:
+            future = self.future = self.loop.create_future()
+            if self.error is not None:
+                future.set_exception(self.error)
+            elif self.done:
+                future.set_result(self.fetched)
+        return future
 
 
 def sent(tag: Any, n: int) -> None:

@@ -37,6 +37,26 @@ async def test_fetches_of_any_nesting_come_back_in_the_same_structure(graph):
     assert out["op"] is None
 
 
+async def test_equal_fetches_of_different_sequence_types_keep_their_own_structure(graph):
+    """A namedtuple equals the plain tuple of its elements, and a list holds the same leaves:
+    repeated runs reuse the plan of each (a training loop's ``[loss, train_op]``) without mixing
+    them up."""
+    Pair = collections.namedtuple("Pair", "a b")
+    with graph.as_default():
+        a = ac.constant(1.0, name="a")
+        b = a * 3.0
+    async with ac.Session(graph) as sess:
+        for _ in range(2):
+            pair = await sess.run(Pair(a, b))
+            plain = await sess.run((a, b))
+            listed = await sess.run([a, b])
+            named = await sess.run(["a:0", b])
+            assert type(pair) is Pair and pair.b == 3.0
+            assert type(plain) is tuple and plain == (1.0, 3.0)
+            assert type(listed) is list and listed == [1.0, 3.0]
+            assert named == [1.0, 3.0]
+
+
 async def test_single_tensor_fetch_returns_a_value_and_a_fed_fetch_returns_the_feed(graph):
     with graph.as_default():
         x = ac.placeholder(ac.float32, [2], name="x")
