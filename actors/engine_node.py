@@ -30,7 +30,7 @@ class EngineNode(DeadAwareNode):
             if tag.aborted or not self.ref.is_alive:
                 on_complete()
                 return
-            if self.offload and input_elements(args) >= self.threshold:
+            if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
                 self.granted[tag] = on_complete
                 self.as_turn(self._run, tag, args)
             else:

@@ -185,7 +185,7 @@ class NodeActor(Actor):
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
         """All inputs of ``tag`` arrived: run inline, or launch on the device worker (the unit is
         then finished when the ``KernelDone`` is handled)."""
-        if self.offload and input_elements(args) >= self.threshold:
+        if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
             self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref))
             return
         step = tag if tag.__class__ is StepState else tag.step
@@ -240,6 +240,12 @@ class NodeActor(Actor):
     def _emit_finish(self, tag: Any, out: Any) -> None:
         """Emit, and finish the message's unit; a root-frame fetch tells the executor in the
         same ``Fetched`` whether it was the step's last unit."""
+        tells = self.tells
+        if tells is not None and tag.__class__ is StepState:
+            handed_on(tag, len(tells))  # _emit's work, for _run's short path's nodes
+            for deliver, slot in tells:
+                deliver((tag, slot, out))
+            return
         spec = self.spec
         if not spec.fetch_slots or tag.__class__ is not StepState:
             self._emit(tag, out, finish=True)

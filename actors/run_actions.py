@@ -68,7 +68,7 @@ class RunActionRegistry:
     """Actions by group, kept sorted by phase (ties: registration order).
 
     ``pre`` and ``post`` are plain lists so a session checks for actions without hashing enums
-    on every run.
+    on every run; they are changed in place, never rebound (sessions keep them).
     """
 
     pre: list[RunAction] = field(default_factory=list)

@@ -122,6 +122,9 @@ class Session:
             self._executors.clear()
             self._plans.clear()
             self._registries = (RUN_ACTIONS, run_actions_of(rt), self._run_actions)
+            # the registries' pre and post lists, which they change in place: any() of them is
+            # the per-run check for actions
+            self._action_lists = tuple(lst for r in self._registries for lst in (r.pre, r.post))
             self._start_services()
         elif self._runtime is not rt:
             raise SessionClosedError("this Session belongs to another event loop; create one per loop")
@@ -172,18 +175,11 @@ class Session:
         plan = self._plans.get(fetches) if fetches.__class__ is Tensor else None
         if plan is None:
             plan = self._fetch_plan(fetches)
-        feeds = self._convert_feeds(feed_dict) if feed_dict is not None else {}
-        registries = self._registries
-        if (
-            options is not None
-            or self._trace_all
-            or registries[0].pre
-            or registries[1].pre
-            or registries[2].pre
-            or registries[0].post
-            or registries[1].post
-            or registries[2].post
-        ):
+        if feed_dict is None or (feed_dict.__class__ is dict and not feed_dict):
+            feeds: dict[Tensor, Any] = {}
+        else:
+            feeds = self._convert_feeds(feed_dict)
+        if options is not None or self._trace_all or any(self._action_lists):
             return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
         # no run actions, no tracing, no deadline: _run_plan's steps, shortened
         hit = plan.executors.get(tuple(feeds) if feeds else ())

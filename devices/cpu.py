@@ -74,7 +74,7 @@ class CpuWorker(Actor):
         step, err, start, end, worker = meta
         pool.release()
         self.completed += 1
-        reply_to.tell(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
+        reply_to.direct(KernelDone(step, cell.pop() if cell else None, err, start, end, worker))
 
     def on_stop(self) -> None:
         self.pool.shutdown()

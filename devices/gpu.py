@@ -181,7 +181,8 @@ class GpuWorker(Actor):
         stream = self._stream_of[label]
         compute = kind == "compute"
         for launch, result, error, start, end in batch:
-            launch.reply_to.tell(KernelDone(launch.step, result, error, start, end, label))
+            # direct: an idle node handles its completion now, not a drain callback later
+            launch.reply_to.direct(KernelDone(launch.step, result, error, start, end, label))
             free.append(stream)
             if compute:
                 self.share.finished(start, end)

@@ -23,6 +23,7 @@ and messages), never blocking: a held launch is a ``call_later``.
 
 from __future__ import annotations
 
+import operator
 import time
 from dataclasses import dataclass
 
@@ -133,8 +134,8 @@ class ComputeShare:
         self.running -= 1
         if self.running:
             return
-        first = min(s for s, _ in self._period)
-        last = max(e for _, e in self._period)
+        first = min(self._period)[0]  # (start, end) pairs: the least start comes first
+        last = max(map(_end, self._period))
         busy = _union(self._period)
         self._period.clear()
         # Idle time pays the debt: before the period (up to its first kernel) and inside it (a
@@ -152,6 +153,9 @@ class ComputeShare:
 
     def stats(self) -> ShareStats:
         return ShareStats(self.percent, self.busy_s, self.held_s, self.busy_periods)
+
+
+_end = operator.itemgetter(1)
 
 
 def _union(intervals: list[tuple[float, float]]) -> float:
