@@ -51,6 +51,7 @@ class ExecutorActor(Actor):
         self.feed_edges: list[tuple[Any, int, int]] = []
         self.roots: list[Any] = []
         self.segment_start: list[Any] = []
+        self.first_messages = 0  # the messages a step start sends: segment, feeds, roots
         self.active: set[Any] = set()
 
     def on_start(self) -> None:
@@ -85,6 +86,7 @@ class ExecutorActor(Actor):
         # Direct tells: an idle node takes its feed or start token inside this turn.
         self.feed_edges = [(refs[n].direct, slot, f) for n, slot, f in plan.feed_edges if n not in members]
         self.roots = [refs[n].direct for n in plan.roots if n not in members]
+        self.first_messages = len(self.feed_edges) + len(self.roots) + len(self.segment_start)
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
@@ -104,14 +106,17 @@ class ExecutorActor(Actor):
             return
         self.active.add(step)
         values = step.feed_values
-        for j, f in self.plan.fed_fetches:
-            step.fetched[j] = values[f]
-            step.fetches_set += 1
-        for f, key in self.plan.feed_sends:
-            step.rendezvous.send(key, values[f])
+        plan = self.plan
+        if plan.fed_fetches:
+            for j, f in plan.fed_fetches:
+                step.fetched[j] = values[f]
+                step.fetches_set += 1
+        if plan.feed_sends:
+            for f, key in plan.feed_sends:
+                step.rendezvous.send(key, values[f])
         # The unit this partition held until it started the step becomes its first messages,
         # counted before any is delivered (a delivery may run the node at once).
-        handed_on(step, len(self.feed_edges) + len(self.roots) + len(self.segment_start))
+        handed_on(step, self.first_messages)
         for deliver in self.segment_start:
             deliver(step)
         for deliver, slot, f in self.feed_edges:
