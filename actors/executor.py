@@ -107,13 +107,11 @@ class ExecutorActor(Actor):
         self.active.add(step)
         values = step.feed_values
         plan = self.plan
-        if plan.fed_fetches:
-            for j, f in plan.fed_fetches:
-                step.fetched[j] = values[f]
-                step.fetches_set += 1
-        if plan.feed_sends:
-            for f, key in plan.feed_sends:
-                step.rendezvous.send(key, values[f])
+        for j, f in plan.fed_fetches:
+            step.fetched[j] = values[f]
+            step.fetches_set += 1
+        for f, key in plan.feed_sends:
+            step.rendezvous.send(key, values[f])
         # The unit this partition held until it started the step becomes its first messages,
         # counted before any is delivered (a delivery may run the node at once).
         handed_on(step, self.first_messages)
