@@ -118,6 +118,8 @@ class SessionDevices:
         return self.memory(dst).charged(copy)
 
     def const_value(self, op: Operation, device: str) -> Any:
+        if op.type == "VariableV2":
+            return self.kernel(op, device)[0]()  # the reference; its value stays where it is
         compute, _, _ = self.kernel(op, HOST)
         value = compute()
         if device == HOST:

@@ -339,16 +339,11 @@ _size = operator.attrgetter("size")
 
 
 def input_elements(args: list[Any]) -> int:
-    """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a VarRef)."""
-    if len(args) > 32:
-        try:
-            return sum(map(_size, args))  # in C: an AddN of 2000 inputs is checked per step
-        except AttributeError:
-            pass
-    n = 0
-    for a in args:
-        n += getattr(a, "size", 1)
-    return n
+    """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a Python number)."""
+    try:
+        return sum(map(_size, args))  # in C: every array, and a VarRef (size 1)
+    except AttributeError:
+        return sum(getattr(a, "size", 1) for a in args)
 
 
 def output_nbytes(out: Any) -> int:

@@ -22,6 +22,7 @@ from antcolony.graph import shapes as S
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.passes import HOST, Partition, Transfer, partition, place, prune
+from antcolony.graph.passes.control_edges import implied_control_inputs
 
 
 class PlacementContext(Protocol):
@@ -51,7 +52,9 @@ class ResourceContext(Protocol):
         self, op: Operation, device: str
     ) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]] | None: ...
     def transfer(self, src: str, dst: str) -> Any: ...
-    def const_value(self, op: Operation, device: str) -> Any: ...
+    def const_value(self, op: Operation, device: str) -> Any:
+        """The value a bound ``op`` (``BINDABLE_OPS``) gives its consumers on ``device``."""
+        ...
 
 
 class TransferOp:
@@ -181,9 +184,17 @@ def _pipeline_gpu_edges(specs: list[NodeSpec]) -> list[NodeSpec]:
     ]
 
 
+#: Ops whose output is the same every step, so a consumer may hold it from build time
+#: (``ResourceContext.const_value``): a Const's value, a VariableV2's reference. A VariableV2
+#: node otherwise runs and sends a message per consumer per step for a value that never changes
+#: (20 of the 72 kernels an Adam MLP step ran).
+BINDABLE_OPS = frozenset({"Const", "VariableV2"})
+
+
 def _bindable(op: Operation, fetched_ops: set[int], placement: dict[int, str]) -> bool:
-    """A Const feeding only data edges on its own device is bound into its consumers' inputs."""
-    if op.type != "Const" or id(op) in fetched_ops or op.control_inputs:
+    """A Const or VariableV2 feeding only data edges on its own device is bound into its
+    consumers' inputs."""
+    if op.type not in BINDABLE_OPS or id(op) in fetched_ops or op.control_inputs:
         return False
     device = placement[id(op)]
     return all(
@@ -202,6 +213,7 @@ def _plan_partition(
 ) -> ExecutorPlan:
     device = part.device
     feed_index = {id(t): i for i, t in enumerate(feeds)}
+    fed = feed_index.keys()
     bound = {id(op) for op in part.ops if _bindable(op, fetched_ops, placement)}
     ops = [op for op in part.ops if id(op) not in bound]
     specs = [PlannedNode(device, op=op) for op in ops] + [
@@ -221,8 +233,11 @@ def _plan_partition(
                 plan.feed_edges.append((i, slot, where))
             else:
                 specs[where].out_edges.append((t.value_index if kind == "node" else 0, i, slot))
+        implied = () if control_flow else implied_control_inputs(op, fed, placement)
         for c in op.control_inputs:
             local = index.get(id(c))
+            if local is not None and id(c) in implied:
+                continue  # ordered by another path (graph/passes/control_edges.py)
             where = local if local is not None else recv_index[f"^{c.name};{placement[id(c)]};{device}"]
             specs[where].out_edges.append((0, i, CONTROL))
     _wire_sends(plan, specs, part, index, feed_index)

@@ -14,6 +14,9 @@ class VarRef:
 
     __slots__ = ("store", "name", "op")
 
+    #: counted as one element when a node weighs its inputs (actors/node.py ``input_elements``)
+    size = 1
+
     def __init__(self, store: VariableStore, name: str, op: Any) -> None:
         self.store = store
         self.name = name
