@@ -22,6 +22,10 @@ class EngineNode(DeadAwareNode):
             self._emit_dead(tag)
             return
         spec = self.spec
+        inline = not self.offload or (self.threshold > 0 and input_elements(args) < self.threshold)
+        # An inline kernel whose variables nobody holds or waits for runs now, in this turn.
+        if inline and spec.engine.run_now(spec.var_reads, spec.var_writes, self._run, tag, args):
+            return
 
         # The grant may arrive outside this actor's turns (when another op releases the vars), so
         # it runs as a turn; the engine op ends (``on_complete``) exactly once: right after an

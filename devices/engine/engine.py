@@ -141,6 +141,46 @@ class Engine:
             self._start(op)
         return op.future
 
+    def run_now(
+        self, reads: tuple[Var, ...], writes: tuple[Var, ...], fn: Callable[..., Any], *args: Any
+    ) -> bool:
+        """Run ``fn(*args)`` at once, on the loop, if every var is free (no op holds it or waits
+        for it): what pushing it would do when it is granted at once and completes before
+        anything else runs, without an op record, a future or a loop turn for its completion.
+        The vars are held while ``fn`` runs, so ops pushed from inside it queue behind it.
+        Returns False, running nothing, when a var is busy; the caller then pushes. An error
+        ``fn`` raises is recorded as a failed op's is, and propagates."""
+        if self._closing:
+            return False  # push reports it
+        read_t, write_t = self._access(reads, writes)
+        write_t += self._extra_writes()
+        if not all(var._free_for(False) for var in read_t) or not all(var._free_for(True) for var in write_t):
+            return False
+        for var in read_t:
+            var._reads += 1
+        for var in write_t:
+            var._writing = True
+        self._pushed += 1
+        error: BaseException | None = None
+        try:
+            fn(*args)
+        except BaseException as exc:
+            error = exc
+            self._failed += 1
+            if self._error is None:
+                self._error = exc
+            raise
+        finally:
+            self._completed += 1
+            ready: list[_Op] = []
+            for var in read_t:
+                var._complete(None, False, None, ready)
+            for var in write_t:
+                var._complete(None, True, error, ready)
+            for next_op in ready:
+                self._start(next_op)
+        return True
+
     def delete_var(self, var: Var) -> None:
         """Forbid new pushes on ``var``; ops already pushed on it still run."""
         self._check_var(var)

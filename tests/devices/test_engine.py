@@ -37,7 +37,7 @@ op_specs = st.lists(
     st.tuples(
         st.sets(st.integers(0, 3)),  # reads
         st.sets(st.integers(0, 3)),  # writes
-        st.sampled_from(["sync", "coro", "async"]),
+        st.sampled_from(["sync", "coro", "async", "now"]),  # now: run_now, else a push
         st.integers(-1, 1),  # priority
         st.sampled_from([("/device:GPU:0", "normal"), ("/device:GPU:1", "copy"), (None, "cpu_prioritized")]),
     ),
@@ -71,6 +71,12 @@ async def _run_sequence(kind: str, nvars: int, specs: list[Any]) -> None:
         def fn(i=i, r=reads, w=writes) -> Any:
             return body(i, r, w)
 
+        if how == "now":
+            reads_t = tuple(variables[r] for r in sorted(reads))
+            writes_t = tuple(variables[w] for w in sorted(writes))
+            if engine.run_now(reads_t, writes_t, fn):
+                futures.append(asyncio.sleep(0))
+                continue
         if how == "coro":
             fn = _as_coroutine_function(fn)
         elif how == "async":
@@ -378,3 +384,41 @@ def test_unknown_kinds_and_settings_raise_config_errors() -> None:
         create_engine("pooled", nthreads=4)
     with pytest.raises(ConfigError, match="gpu_worker_nthreads"):
         create_engine("pooled", gpu_worker_nthreads=0)
+
+
+async def test_run_now_runs_only_on_free_vars_and_holds_them_while_it_runs() -> None:
+    engine = create_engine("pooled", **SMALL)
+    a, b = engine.new_var("a"), engine.new_var("b")
+    order: list[str] = []
+    release = threading.Event()
+    held = engine.push(lambda: (release.wait(5), order.append("held")), writes=[a])
+    # a is written by a pending op: nothing runs, the caller pushes instead
+    assert not engine.run_now((a,), (), order.append, "read a")
+    assert not engine.run_now((), (a,), order.append, "write a")
+    inner: list[asyncio.Future[Any]] = []
+
+    def write_b() -> None:
+        order.append("write b")
+        # pushed while run_now holds b: it waits for run_now to end
+        inner.append(engine.push(lambda: order.append("after b"), reads=[b]))
+        assert b._writing and not inner[0].done()
+
+    assert engine.run_now((), (b,), write_b)
+    assert order[0] == "write b" and b.version == 1
+    await asyncio.wait_for(inner[0], 5)  # started once run_now released b
+    release.set()
+    await asyncio.wait_for(held, 5)
+    assert order == ["write b", "after b", "held"]
+    assert engine.stats().completed == engine.stats().pushed == 3
+
+    def boom() -> None:
+        raise ValueError("kernel failed")
+
+    with pytest.raises(ValueError, match="kernel failed"):
+        engine.run_now((), (b,), boom)
+    assert b.version == 2 and not b._writing  # released, the failure recorded on b
+    with pytest.raises(ValueError, match="kernel failed"):
+        await engine.wait_for_var(b)
+    with pytest.raises(ValueError, match="kernel failed"):
+        await engine.wait_all()
+    await engine.aclose()
