@@ -25,7 +25,7 @@ def _size(ctx: KernelContext) -> Compute:
 def _reshape(ctx: KernelContext) -> Compute:
     xp, shape = ctx.xp, ctx.attr("shape")
     # With a second input the target is a tensor's value, read when the op runs.
-    return lambda x, *target: xp.reshape(x, tuple(int(d) for d in target[0]) if target else shape)
+    return lambda x, *target: xp.reshape(x, tuple(xp.asarray(target[0]).tolist()) if target else shape)
 
 
 @register_kernel("ReshapeLike")
@@ -112,6 +112,8 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
         x_shape, like_shape = xp.shape(x), xp.shape(like)
         if x_shape == like_shape:
             return x  # the common case (a gradient already of its input's shape): no numpy call
+        if not x_shape:
+            return xp.broadcast_to(x, like_shape)  # a scalar (a mean's gradient)
         return xp.broadcast_to(x, xp.broadcast_shapes(x_shape, like_shape))
 
     return compute
@@ -157,7 +159,16 @@ def _select(ctx: KernelContext) -> Compute:
 @register_kernel("ExpandDims")
 def _expand_dims(ctx: KernelContext) -> Compute:
     xp, axis = ctx.xp, ctx.attr("axis")
-    return lambda x: xp.expand_dims(x, axis)
+
+    def compute(x: Any) -> Any:
+        shape = xp.shape(x)
+        at = axis if axis >= 0 else len(shape) + 1 + axis
+        if not 0 <= at <= len(shape):
+            raise ValueError(f"axis {axis} is out of range for a tensor of rank {len(shape)}")
+        # a reshape: xp.expand_dims normalises its axis through Python helpers (~2 us a call)
+        return xp.reshape(x, (*shape[:at], 1, *shape[at:]))
+
+    return compute
 
 
 @register_kernel("OneHot")

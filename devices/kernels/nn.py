@@ -104,9 +104,13 @@ def _bias_add(ctx: KernelContext) -> Compute:
 def _bias_add_grad(ctx: KernelContext) -> Compute:
     xp, fmt = ctx.xp, ctx.attr("data_format")
 
+    axes_of: dict[int, tuple[int, ...]] = {}  # rank -> the axes summed
+
     def compute(grad: Any) -> Any:
-        c = _channel_axis(fmt, grad.ndim)
-        axes = tuple(i for i in range(grad.ndim) if i != c)
+        axes = axes_of.get(grad.ndim)
+        if axes is None:
+            c = _channel_axis(fmt, grad.ndim)
+            axes = axes_of[grad.ndim] = tuple(i for i in range(grad.ndim) if i != c)
         # the array's method: numpy's module function adds a Python wrapper
         return grad.sum(axis=axes) if hasattr(grad, "sum") else xp.sum(grad, axis=axes)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import VarRef, check_ref
@@ -40,6 +42,11 @@ def _read_slot(op: Any, ref: Any, like: Any) -> tuple[VarRef, Any]:
     return r, value
 
 
+def _scalar(x: Any) -> Any:
+    """A 0-d numpy array's scalar, of its dtype (anything else as it is)."""
+    return x[()] if x.__class__ is np.ndarray and not x.ndim else x
+
+
 @register_kernel("ApplyGradientDescent", expensive=True)
 def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
@@ -70,6 +77,17 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
 def _apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
+    # (beta1, beta2, epsilon) as last given, and (1 - beta1, 1 - beta2, epsilon) as 0-d arrays:
+    # usually bound constants, the same objects every step. A ufunc takes a 0-d array operand
+    # in half the time of a numpy scalar; the scalar math is the other way round.
+    hyper: list[Any] = [(None, None, None, None)]
+
+    def coefficients(beta1: Any, beta2: Any, epsilon: Any) -> tuple[Any, Any, Any]:
+        b1, b2, eps, derived = hyper[0]
+        if beta1 is not b1 or beta2 is not b2 or epsilon is not eps:
+            derived = (xp.asarray(1 - beta1), xp.asarray(1 - beta2), xp.asarray(epsilon))
+            hyper[0] = (beta1, beta2, epsilon, derived)  # one store: kernels of two steps may race
+        return derived
 
     def compute(
         var: Any,
@@ -86,21 +104,22 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         rvar, w = _read_matching(op, var, grad)
         rm, m_old = _read_slot(op, m, w)
         rv, v_old = _read_slot(op, v, w)
-        alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
+        one_minus_b1, one_minus_b2, eps = coefficients(beta1, beta2, epsilon)
+        alpha = xp.asarray(_scalar(lr) * xp.sqrt(1 - _scalar(beta2_power)) / (1 - _scalar(beta1_power)))
         # TF's formulas in its order of operations, each result array fresh (readers of the last
         # step may hold the old ones) and then updated in place: 5 allocations instead of 12.
         m_new = xp.subtract(grad, m_old)
-        m_new *= 1 - beta1
+        m_new *= one_minus_b1
         m_new += m_old
         m_new = rm.write(m_new.astype(w.dtype, copy=False))
         v_new = xp.multiply(grad, grad)
         v_new -= v_old
-        v_new *= 1 - beta2
+        v_new *= one_minus_b2
         v_new += v_old
         v_new = rv.write(v_new.astype(w.dtype, copy=False))
-        direction = grad * (1 - beta1) + beta1 * m_new if nesterov else m_new
+        direction = grad * one_minus_b1 + beta1 * m_new if nesterov else m_new
         denom = xp.sqrt(v_new)
-        denom += epsilon
+        denom += eps
         step = xp.multiply(direction, alpha)
         step /= denom
         return rvar.write(xp.subtract(w, step, out=step).astype(w.dtype, copy=False))
