@@ -567,4 +567,5 @@ def _device_settings(config: SessionConfig) -> DeviceSettings:
         allow_growth=config.allow_growth,
         vmem=config.vmem,
         host_mem_limit=config.host_mem_limit,
+        host_memory_retain=config.host_memory_retain,
     )

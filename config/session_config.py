@@ -68,6 +68,7 @@ _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "allow_growth": (env_bool, "TF_FORCE_GPU_ALLOW_GROWTH"),
     "vmem": (env_bool, "TF_GPU_VMEM"),
     "host_mem_limit": (env_mib, "TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
+    "host_memory_retain": (env_int, "ANTCOLONY_HOST_MEMORY_RETAIN"),
 }
 
 
@@ -126,6 +127,11 @@ class SessionConfig:
         universal memory; env ``TF_GPU_VMEM``, default on). Off: ``ResourceExhaustedError``.
     host_mem_limit: bytes of host memory the fallback may use per GPU (env
         ``TF_CUDA_HOST_MEM_LIMIT_IN_MB``, in MiB, as AntMan; default 64 GiB).
+    host_memory_retain: bytes of freed host memory the process keeps for reuse instead of giving
+        it back to the kernel (glibc malloc's trim threshold; devices/host_malloc.py): a step
+        that frees large arrays then finds their pages mapped at the next step instead of
+        faulting them in again (env ``ANTCOLONY_HOST_MEMORY_RETAIN``; default 64 MiB; 0 leaves
+        malloc as it is). Process-wide, like the BLAS limit.
     resource_config_file: the job's AntMan resource config (``{"gpuConfigInfo": {<bus id>:
         {"maxDeviceMem": bytes}}, "perfControl": 0..100}``), polled every
         ``config_poll_interval`` seconds and applied at step boundaries (env ``GPU_CONFIG_FILE``).
@@ -165,6 +171,7 @@ class SessionConfig:
     allow_growth: bool = True
     vmem: bool = True
     host_mem_limit: int = 64 << 30
+    host_memory_retain: int = 64 << 20
     resource_config_file: str | None = None
     statistics_file: str | None = None
     config_poll_interval: float = 1.0
@@ -217,8 +224,9 @@ class SessionConfig:
             raise ConfigError(
                 f"SessionConfig.gpu_memory_limit must be None or bytes >= 0, got {self.gpu_memory_limit!r}"
             )
-        if not isinstance(self.host_mem_limit, int) or self.host_mem_limit < 0:
-            raise ConfigError(f"SessionConfig.host_mem_limit must be bytes >= 0, got {self.host_mem_limit!r}")
+        for name in ("host_mem_limit", "host_memory_retain"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                raise ConfigError(f"SessionConfig.{name} must be bytes >= 0, got {getattr(self, name)!r}")
         for name in ("config_poll_interval", "statistics_interval"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:

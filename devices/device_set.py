@@ -25,6 +25,7 @@ from .cpu import CpuWorker
 from .engine import RUNTIME_KEY as ENGINE_KEY
 from .engine import create_engine
 from .gpu import GpuWorker
+from .host_malloc import retain_freed_host_memory
 from .memory import DeviceMemory
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class DeviceSettings:
     allow_growth: bool = True
     vmem: bool = True
     host_mem_limit: int = 64 << 30
+    host_memory_retain: int = 64 << 20
 
 
 class DeviceSet:
@@ -68,6 +70,7 @@ class DeviceSet:
         self.runtime = runtime
         self.settings = settings
         self._blas_limit = _limit_blas(settings.intra_op_threads)
+        retain_freed_host_memory(settings.host_memory_retain)
         self.backend: GpuBackend = select_backend(
             settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory
         )
