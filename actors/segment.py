@@ -150,7 +150,7 @@ class SegmentActor(Actor):
         self.executor = executor
         self.expected = [spec.expected for spec in specs]
         # elements from which a member's kernel goes to the CPU worker; None: always inline
-        self.thresholds = [spec.inline_threshold if spec.expensive else None for spec in specs]
+        thresholds = [spec.inline_threshold if spec.expensive else None for spec in specs]
         self.templates: list[list[Any]] = []
         for spec in specs:
             template: list[Any] = [None] * spec.num_inputs
@@ -159,11 +159,17 @@ class SegmentActor(Actor):
             self.templates.append(template)
         # The hot case: a single-output member whose outputs all stay in the segment and serve
         # no fetch; its route is (member, slot) per out edge (slot CONTROL: a control edge).
-        self.routes: list[tuple[tuple[int, int], ...] | None] = [
+        routes: list[tuple[tuple[int, int], ...] | None] = [
             tuple((n, slot) for _, n, slot in internal[m])
             if spec.single_output and not external[m] and not spec.fetch_slots
             else None
             for m, spec in enumerate(specs)
+        ]
+        # What the drain loop reads per member, in one tuple: (kernel, arity, threshold, route,
+        # template); the kernel is replaced by a timed one in a traced step.
+        self.members = [
+            (compute, len(template), threshold, route, template)
+            for compute, threshold, route, template in zip(self.computes, thresholds, routes, self.templates)
         ]
         self.runs: dict[Any, _StepRun] = {}
         self.spare: list[_StepRun] = []  # runs of completed steps, reset for the next ones
@@ -220,33 +226,26 @@ class SegmentActor(Actor):
     def _drain(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None = None) -> None:
         """Run ready members (within the turn budget), then finish the message's unit."""
         ready, args, counts = run.ready, run.args, run.counts
-        computes, thresholds, routes, templates = self.computes, self.thresholds, self.routes, self.templates
-        traced = step.trace is not None
+        members = self.members if step.trace is None else self._traced_members(step)
         # Members count against the runtime's inline budget, so the loop still turns as often.
         runtime = self.runtime
         budget = granted = max(1, min(TURN_BUDGET, runtime.inline_left))
         pop, push = ready.pop, ready.append
         ran = 0
-        while ready:
-            if not budget:
-                sent(step, 1)
-                self.ref.tell(Resume(step))
-                break
+        while ready and budget:
             budget -= 1
             m = pop()
+            compute, arity, threshold, route, template = members[m]
             inputs = args[m]
-            threshold = thresholds[m]
             if threshold is not None and input_elements(inputs) >= threshold:
                 sent(step, 1)  # the kernel's KernelDone is a unit of the step
-                launched = Launch((step, m), computes[m], inputs.copy(), 0, self.ref)
-                inputs[:] = templates[m]
+                launched = Launch((step, m), self.computes[m], inputs.copy(), 0, self.ref)
+                inputs[:] = template
                 self.specs[m].worker.tell(launched)
                 continue
-            start = _now() if traced else 0.0
             try:
                 # By arity: f(*list) builds a tuple per call, whose allocations alone make the
                 # garbage collector a fifth of a fan-in step.
-                compute, arity = computes[m], len(inputs)
                 if arity == 2:
                     out = compute(inputs[0], inputs[1])
                 elif arity == 1:
@@ -255,13 +254,10 @@ class SegmentActor(Actor):
                     out = compute(*inputs)
             except Exception as exc:
                 self._fail(step, m, exc)
+                ready.clear()  # the step is over: nothing else of it runs, nor resumes
                 break
-            inputs[:] = templates[m]  # drops the inputs, and readies the list for a later step
+            inputs[:] = template  # drops the inputs, and readies the list for a later step
             ran += 1
-            if traced:
-                spec = self.specs[m]
-                step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
-            route = routes[m]
             if route is None:
                 pairs = self._propagate(step, run, m, out)
                 if pairs is not None:
@@ -274,9 +270,27 @@ class SegmentActor(Actor):
                 counts[n] -= 1
                 if not counts[n]:
                     push(n)
+        if ready:
+            sent(step, 1)
+            self.ref.tell(Resume(step))
         run.left -= ran
         runtime.inline_left -= granted - budget
         self._finish_unit(step, run, fetched)
+
+    def _traced_members(self, step: Any) -> list[tuple[Any, ...]]:
+        """``members`` with each kernel recording its inline run in ``step.trace`` (a traced step
+        only: the untraced loop then tests nothing per member)."""
+
+        def timed(spec: NodeSpec, compute: Callable[..., Any]) -> Callable[..., Any]:
+            def run(*inputs: Any) -> Any:
+                start = _now()
+                out = compute(*inputs)
+                step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
+                return out
+
+            return run
+
+        return [(timed(spec, member[0]), *member[1:]) for spec, member in zip(self.specs, self.members)]
 
     def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> list[tuple[int, Any]] | None:
         """Member ``m`` produced ``out``: inputs to members (ready ones on the stack), messages to
