@@ -141,44 +141,61 @@ class Engine:
             self._start(op)
         return op.future
 
-    def run_now(
-        self, reads: tuple[Var, ...], writes: tuple[Var, ...], fn: Callable[..., Any], *args: Any
-    ) -> bool:
-        """Run ``fn(*args)`` at once, on the loop, if every var is free (no op holds it or waits
-        for it): what pushing it would do when it is granted at once and completes before
-        anything else runs, without an op record, a future or a loop turn for its completion.
-        The vars are held while ``fn`` runs, so ops pushed from inside it queue behind it.
-        Returns False, running nothing, when a var is busy; the caller then pushes. An error
-        ``fn`` raises is recorded as a failed op's is, and propagates."""
+    def hold(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> tuple[tuple[Var, ...], ...] | None:
+        """Take the vars at once if every one is free (no op holds it or waits for it): what
+        ``push`` does for an op it grants at once, without the op record, its future or a loop
+        turn for its completion. Returns what to pass to ``release`` when the work is done (ops
+        pushed meanwhile queue behind it); None, taking nothing, when a var is busy: the caller
+        then pushes. On the loop only, like ``push``."""
         if self._closing:
-            return False  # push reports it
+            return None  # push reports it
         read_t, write_t = self._access(reads, writes)
-        write_t += self._extra_writes()
-        if not all(var._free_for(False) for var in read_t) or not all(var._free_for(True) for var in write_t):
-            return False
+        extra = self._extra_writes()
+        if extra:
+            write_t += extra
+        for var in read_t:
+            if var._queue or var._writing:
+                return None
+        for var in write_t:
+            if var._queue or var._writing or var._reads:
+                return None
         for var in read_t:
             var._reads += 1
         for var in write_t:
             var._writing = True
         self._pushed += 1
-        error: BaseException | None = None
+        return read_t, write_t
+
+    def release(self, held: tuple[tuple[Var, ...], ...], error: BaseException | None = None) -> None:
+        """End a ``hold``; ``error``: the work failed, recorded as a failed op's error is."""
+        read_t, write_t = held
+        self._completed += 1
+        if error is not None:
+            self._failed += 1
+            if self._error is None:
+                self._error = error
+        ready: list[_Op] = []
+        for var in read_t:
+            var._complete(None, False, None, ready)
+        for var in write_t:
+            var._complete(None, True, error, ready)
+        for next_op in ready:
+            self._start(next_op)
+
+    def run_now(
+        self, reads: tuple[Var, ...], writes: tuple[Var, ...], fn: Callable[..., Any], *args: Any
+    ) -> bool:
+        """``fn(*args)`` between a ``hold`` and its ``release``, if the hold was had; False,
+        running nothing, otherwise. An error ``fn`` raises is recorded, and propagates."""
+        held = self.hold(reads, writes)
+        if held is None:
+            return False
         try:
             fn(*args)
         except BaseException as exc:
-            error = exc
-            self._failed += 1
-            if self._error is None:
-                self._error = exc
+            self.release(held, exc)
             raise
-        finally:
-            self._completed += 1
-            ready: list[_Op] = []
-            for var in read_t:
-                var._complete(None, False, None, ready)
-            for var in write_t:
-                var._complete(None, True, error, ready)
-            for next_op in ready:
-                self._start(next_op)
+        self.release(held)
         return True
 
     def delete_var(self, var: Var) -> None:

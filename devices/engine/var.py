@@ -70,12 +70,8 @@ class Var:
             if op.wait == 0:
                 ready.append(op)
 
-    def _free_for(self, write: bool) -> bool:
-        """True when an op accessing this var now would be granted it at once, ahead of nobody."""
-        return not (self._queue or self._writing or (write and self._reads))
-
     def _complete(self, op: _Op | None, write: bool, exc: BaseException | None, ready: list[_Op]) -> None:
-        """``op``'s access ended (None: an access granted without an op, ``Engine.run_now``)."""
+        """``op``'s access ended (None: an access taken without an op, ``Engine.hold``)."""
         if op is not None:
             self._live.discard(op)
         if write:
