@@ -29,7 +29,8 @@ from antcolony.actors.messages import (
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
 from antcolony.actors.rendezvous import NO_RENDEZVOUS
-from antcolony.actors.segment import SegmentActor, SegmentPlan, build_segment
+from antcolony.actors.segment import SegmentActor
+from antcolony.actors.segment_plan import SegmentPlan, build_segment
 from antcolony.actors.step import UNSET, StepState, handed_on
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError

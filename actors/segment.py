@@ -8,10 +8,9 @@ order; a member above its threshold is launched on the CPU worker as its node ac
 (its ``KernelDone`` comes back to the segment). GPU, variable, Recv and control-flow nodes stay
 node actors and exchange ordinary ``Input`` messages with it.
 
-A message into the segment is ``(step, slot, value)`` with a *segment slot*: member ``m``'s
-control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
-(``SegmentPlan.slot``). Members are only ever nodes of graphs without control flow (no dead
-values) in the root frame, so a tag is always the step.
+A message into the segment is ``(step, slot, value)`` with a *segment slot*
+(segment_plan.py, which also picks the members). Members are only ever nodes of graphs without
+control flow (no dead values) in the root frame, so a tag is always the step.
 
 Completion (step.py): each message handled is one unit, finished once what it produced was sent;
 internal edges are not messages and count nothing; a launched member's kernel is a unit until its
@@ -22,65 +21,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import CONTROL, AbortStep, Fetched, ForgetStep, NodeFailed
+from antcolony.actors.messages import AbortStep, Fetched, ForgetStep, NodeFailed
 from antcolony.actors.node import (
-    NodeActor,
     NodeSpec,
     fetched_pairs,
     input_elements,
-    node_class,
     output_nbytes,
 )
 from antcolony.actors.step import StepState, finished, finished_last, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
-from antcolony.graph.passes.place import HOST
 
 _now = time.perf_counter
 
 #: Most members run in one turn before the segment yields to other actors (``Resume``); fewer
 #: when the runtime's inline budget for this dispatch callback is lower.
 TURN_BUDGET = 512
-
-
-def segment_member(spec: NodeSpec) -> bool:
-    """A node the segment may host: a plain CPU node actor (no dead values, variables, Recv or
-    control-flow role) that sends nothing to other partitions. An expensive kernel is a member
-    too: it runs inline below its threshold, as its node actor would, and is launched on the
-    CPU worker above it (the segment then goes on with other members)."""
-    return (
-        node_class(spec) is NodeActor
-        and spec.device == HOST
-        and not spec.send_keys
-        and spec.compute is not None
-    )
-
-
-@dataclass
-class SegmentPlan:
-    """Which plan nodes a segment hosts (``members``, plan indices) and their slot bases."""
-
-    members: list[int]
-    base: dict[int, int]  # plan index -> the member's first segment slot
-
-    @classmethod
-    def of(cls, specs: list[NodeSpec]) -> SegmentPlan | None:
-        members = [i for i, spec in enumerate(specs) if segment_member(spec)]
-        if len(members) < 2:
-            return None
-        base, next_slot = {}, 0
-        for i in members:
-            base[i] = next_slot
-            next_slot += 1 + specs[i].num_inputs
-        return cls(members, base)
-
-    def slot(self, dst: int, slot: int) -> int:
-        """The segment slot of member ``dst``'s input ``slot`` (CONTROL for its control input)."""
-        return self.base[dst] + (0 if slot == CONTROL else 1 + slot)
 
 
 class Resume:
@@ -348,39 +307,4 @@ class SegmentActor(Actor):
             self._finish_unit(step, run, pairs)
 
 
-def build_segment(
-    plan_specs: list[NodeSpec],
-    segment: SegmentPlan,
-    refs: list[Any],
-    feed_edges: list[tuple[int, int, int]],
-    roots: list[int],
-) -> tuple[Any, ...]:
-    """The ``SegmentActor`` arguments (but its executor) for ``segment`` of a plan: ``refs`` are
-    the plan's node refs (members' entries are the segment's own ref, already spawned or not:
-    unused here)."""
-    member_of = {i: k for k, i in enumerate(segment.members)}
-    specs = [plan_specs[i] for i in segment.members]
-    internal: list[list[tuple[int, int, int]]] = []
-    external: list[list[tuple[int, Any, int]]] = []
-    for i in segment.members:
-        ins: list[tuple[int, int, int]] = []
-        outs: list[tuple[int, Any, int]] = []
-        for index, dst, slot in plan_specs[i].out_edges:
-            if dst in member_of:
-                ins.append((index, member_of[dst], slot))
-            else:
-                outs.append((index, refs[dst].direct, slot))
-        internal.append(ins)
-        external.append(outs)
-    owners: list[tuple[int, int]] = []
-    for k, i in enumerate(segment.members):
-        owners.append((k, CONTROL))
-        owners.extend((k, s) for s in range(plan_specs[i].num_inputs))
-    starts: list[tuple[int, int, int | None]] = [
-        (member_of[n], slot, f) for n, slot, f in feed_edges if n in member_of
-    ]
-    starts += [(member_of[n], CONTROL, None) for n in roots if n in member_of]
-    return specs, internal, external, owners, starts
-
-
-__all__ = ["Resume", "SegmentActor", "SegmentPlan", "build_segment", "segment_member"]
+__all__ = ["Resume", "SegmentActor"]
