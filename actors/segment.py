@@ -19,6 +19,7 @@ internal edges are not messages and count nothing; a launched member's kernel is
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,7 @@ from antcolony.actors.node import (
 from antcolony.actors.step import StepState, finished, finished_last, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
+from antcolony.graph.passes.place import HOST
 
 _now = time.perf_counter
 
@@ -109,7 +111,14 @@ class SegmentActor(Actor):
         self.executor = executor
         self.expected = [spec.expected for spec in specs]
         # elements from which a member's kernel goes to the CPU worker; None: always inline
-        thresholds = [spec.inline_threshold if spec.expensive else None for spec in specs]
+        # (a member touching variables always is: segment_plan.always_inline)
+        thresholds = [
+            spec.inline_threshold if spec.expensive and spec.engine is None else None for spec in specs
+        ]
+        # (engine, vars read, vars written) of a member touching variables
+        accesses = [
+            None if spec.engine is None else (spec.engine, spec.var_reads, spec.var_writes) for spec in specs
+        ]
         self.templates: list[list[Any]] = []
         for spec in specs:
             template: list[Any] = [None] * spec.num_inputs
@@ -125,10 +134,12 @@ class SegmentActor(Actor):
             for m, spec in enumerate(specs)
         ]
         # What the drain loop reads per member, in one tuple: (kernel, arity, threshold, route,
-        # template); the kernel is replaced by a timed one in a traced step.
+        # template, access); the kernel is replaced by a timed one in a traced step.
         self.members = [
-            (compute, len(template), threshold, route, template)
-            for compute, threshold, route, template in zip(self.computes, thresholds, routes, self.templates)
+            (compute, len(template), threshold, route, template, access)
+            for compute, threshold, route, template, access in zip(
+                self.computes, thresholds, routes, self.templates, accesses
+            )
         ]
         self.runs: dict[Any, _StepRun] = {}
         self.spare: list[_StepRun] = []  # runs of completed steps, reset for the next ones
@@ -194,7 +205,7 @@ class SegmentActor(Actor):
         while ready and budget:
             budget -= 1
             m = pop()
-            compute, arity, threshold, route, template = members[m]
+            compute, arity, threshold, route, template, access = members[m]
             inputs = args[m]
             if threshold is not None and input_elements(inputs) >= threshold:
                 sent(step, 1)  # the kernel's KernelDone is a unit of the step
@@ -202,6 +213,12 @@ class SegmentActor(Actor):
                 inputs[:] = template
                 self.specs[m].worker.tell(launched)
                 continue
+            held = None
+            if access is not None:
+                held = access[0].hold(access[1], access[2])
+                if held is None:
+                    self._wait_for_vars(step, m, access)
+                    continue
             try:
                 # By arity: f(*list) builds a tuple per call, whose allocations alone make the
                 # garbage collector a fifth of a fan-in step.
@@ -212,9 +229,13 @@ class SegmentActor(Actor):
                 else:
                     out = compute(*inputs)
             except Exception as exc:
+                if held is not None:
+                    access[0].release(held)  # a failed kernel ends its engine op, as a node's does
                 self._fail(step, m, exc)
                 ready.clear()  # the step is over: nothing else of it runs, nor resumes
                 break
+            if held is not None:
+                access[0].release(held)
             inputs[:] = template  # drops the inputs, and readies the list for a later step
             ran += 1
             if route is None:
@@ -299,12 +320,54 @@ class SegmentActor(Actor):
             step.trace.append(
                 (spec.op, spec.device, msg.worker, msg.start, msg.end, output_nbytes(msg.outputs))
             )
+        self._member_done(step, run, m, msg.outputs)
+
+    def _member_done(self, step: Any, run: _StepRun, m: int, out: Any) -> None:
+        """Member ``m`` ran outside the drain loop (launched, or granted its variables late): its
+        outputs go on, ready members run, and the unit its wait stood for ends."""
         run.left -= 1
-        pairs = self._propagate(step, run, m, msg.outputs)
+        pairs = self._propagate(step, run, m, out)
         if run.ready:
             self._drain(step, run, pairs)
         else:
             self._finish_unit(step, run, pairs)
+
+    # -- members touching variables ------------------------------------------------------------
+    def _wait_for_vars(self, step: Any, m: int, access: tuple[Any, Any, Any]) -> None:
+        """Member ``m``'s variables are held by an earlier op: it runs when the engine grants
+        them (its inputs stay gathered meanwhile); the wait is a unit of the step."""
+        sent(step, 1)
+        engine, reads, writes = access
+        engine.push(functools.partial(self._granted, step, m), HOST, reads, writes, "async")
+
+    def _granted(self, step: Any, m: int, on_complete: Any) -> None:
+        """The engine's grant (on the loop, maybe inside another actor's turn or none)."""
+        if not self.ref.is_alive:
+            on_complete()
+            return
+        self.as_turn(self._run_granted, step, m, on_complete)
+
+    def _run_granted(self, step: Any, m: int, on_complete: Any) -> None:
+        run = self._run_of(step)
+        if run is None:
+            on_complete()
+            return
+        compute, _, _, _, template, _ = self.members[m]
+        inputs = run.args[m]
+        start = _now()
+        try:
+            out = compute(*inputs)
+        except Exception as exc:
+            self._fail(step, m, exc)
+            finished(step)
+            return
+        finally:
+            on_complete()
+        inputs[:] = template
+        if step.trace is not None:
+            spec = self.specs[m]
+            step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
+        self._member_done(step, run, m, out)
 
 
 __all__ = ["Resume", "SegmentActor"]

@@ -10,22 +10,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from antcolony.actors.engine_node import EngineNode
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeActor, NodeSpec, node_class
+from antcolony.graph import shapes as S
 from antcolony.graph.passes.place import HOST
 
 
 def segment_member(spec: NodeSpec) -> bool:
-    """A node the segment may host: a plain CPU node actor (no dead values, variables, Recv or
-    control-flow role) that sends nothing to other partitions. An expensive kernel is a member
-    too: it runs inline below its threshold, as its node actor would, and is launched on the
-    CPU worker above it (the segment then goes on with other members)."""
-    return (
-        node_class(spec) is NodeActor
-        and spec.device == HOST
-        and not spec.send_keys
-        and spec.compute is not None
-    )
+    """A node the segment may host: a plain CPU node actor (no dead values, Recv or control-flow
+    role) that sends nothing to other partitions. An expensive kernel is a member too: it runs
+    inline below its threshold, as its node actor would, and is launched on the CPU worker
+    above it (the segment then goes on with other members). A kernel touching variables is a
+    member when it always runs inline (``always_inline``): it runs when the dependency engine
+    gives it its variables at once, or waits for their grant."""
+    if spec.device != HOST or spec.send_keys or spec.compute is None:
+        return False
+    cls = node_class(spec)
+    return cls is NodeActor or (cls is EngineNode and not spec.may_be_dead and always_inline(spec))
+
+
+def always_inline(spec: NodeSpec) -> bool:
+    """True when ``spec``'s kernel runs inline in every step: it is cheap, or its inputs' static
+    shapes keep it below its threshold (a variable's reference counts one element, as
+    ``input_elements`` counts it)."""
+    if not spec.expensive:
+        return True
+    refs = spec.op.op_def.ref_inputs
+    total = 0
+    for slot, t in enumerate(spec.op.inputs):
+        n = 1 if slot in refs else S.num_elements(t._shape)
+        if n is None:
+            return False
+        total += n
+    return total < spec.inline_threshold
 
 
 @dataclass
