@@ -5,8 +5,10 @@ hosting a partition's plain CPU nodes in one actor loses no parallelism, and sav
 actor costs per node: a message, a mailbox turn, a gather. The segment keeps TF's executor state
 per step (pending input counts, gathered inputs, a ready stack) and runs its members in dataflow
 order; a member above its threshold is launched on the CPU worker as its node actor would be
-(its ``KernelDone`` comes back to the segment). GPU, variable, Recv and control-flow nodes stay
-node actors and exchange ordinary ``Input`` messages with it.
+(its ``KernelDone`` comes back to the segment). A member touching variables always runs inline
+(segment_plan.py) and holds its variables in the dependency engine around its kernel, or waits
+for their grant when an earlier op holds one. GPU, Recv and control-flow nodes, and variable
+kernels that may be launched, stay node actors and exchange ordinary ``Input`` messages with it.
 
 A message into the segment is ``(step, slot, value)`` with a *segment slot*
 (segment_plan.py, which also picks the members). Members are only ever nodes of graphs without
