@@ -11,7 +11,7 @@ for their grant when an earlier op holds one. GPU, Recv and control-flow nodes, 
 kernels that may be launched, stay node actors and exchange ordinary ``Input`` messages with it.
 
 A message into the segment is ``(step, slot, value)`` with a *segment slot*
-(segment_plan.py, which also picks the members). Members are only ever nodes of graphs without
+(segment_plan.py, which also picks the members and wraps those touching variables). Members are only ever nodes of graphs without
 control flow (no dead values) in the root frame, so a tag is always the step.
 
 Completion (step.py): each message handled is one unit, finished once what it produced was sent;
@@ -34,6 +34,7 @@ from antcolony.actors.node import (
     input_elements,
     output_nbytes,
 )
+from antcolony.actors.segment_plan import VarsBusy, holding
 from antcolony.actors.step import StepState, finished, finished_last, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
@@ -110,6 +111,17 @@ class SegmentActor(Actor):
         self.fetch_slots = [spec.fetch_slots for spec in specs]
         self.owners = owners  # segment slot -> (member, input slot or CONTROL)
         self.starts = starts
+        # What the starts leave: each member's count of inputs still to come, the members they
+        # make ready (in the order the start loop would push them), and the feeds they carry.
+        self.after_start = [spec.expected for spec in specs]
+        self.start_ready: list[int] = []
+        for m, _, _ in starts:
+            self.after_start[m] -= 1
+            if not self.after_start[m]:
+                self.start_ready.append(m)
+        self.start_feeds: list[tuple[int, int, int]] = [
+            (m, slot, f) for m, slot, f in starts if f is not None
+        ]
         self.executor = executor
         self.expected = [spec.expected for spec in specs]
         # elements from which a member's kernel goes to the CPU worker; None: always inline
@@ -118,7 +130,7 @@ class SegmentActor(Actor):
             spec.inline_threshold if spec.expensive and spec.engine is None else None for spec in specs
         ]
         # (engine, vars read, vars written) of a member touching variables
-        accesses = [
+        self.accesses = [
             None if spec.engine is None else (spec.engine, spec.var_reads, spec.var_writes) for spec in specs
         ]
         self.templates: list[list[Any]] = []
@@ -136,11 +148,18 @@ class SegmentActor(Actor):
             for m, spec in enumerate(specs)
         ]
         # What the drain loop reads per member, in one tuple: (kernel, arity, threshold, route,
-        # template, access); the kernel is replaced by a timed one in a traced step.
+        # template); a member touching variables runs its kernel holding them (``segment_plan.holding``),
+        # and a traced step's kernels are timed.
         self.members = [
-            (compute, len(template), threshold, route, template, access)
+            (
+                compute if access is None else holding(compute, *access),
+                len(template),
+                threshold,
+                route,
+                template,
+            )
             for compute, threshold, route, template, access in zip(
-                self.computes, thresholds, routes, self.templates, accesses
+                self.computes, thresholds, routes, self.templates, self.accesses
             )
         ]
         self.runs: dict[Any, _StepRun] = {}
@@ -182,11 +201,21 @@ class SegmentActor(Actor):
         return run
 
     def _start(self, step: Any) -> None:
+        fresh = step not in self.runs
         run = self._run_of(step)
         if run is None:
             return
         values = step.feed_values
         args, counts, ready = run.args, run.counts, run.ready
+        if fresh:
+            # No input of the step came first (the usual case): the counts and ready members
+            # after the start are known since the segment was built.
+            counts[:] = self.after_start
+            ready.extend(self.start_ready)
+            for m, slot, feed in self.start_feeds:
+                args[m][slot] = values[feed]
+            self._drain(step, run)
+            return
         for m, slot, f in self.starts:
             if f is not None:
                 args[m][slot] = values[f]
@@ -207,7 +236,7 @@ class SegmentActor(Actor):
         while ready and budget:
             budget -= 1
             m = pop()
-            compute, arity, threshold, route, template, access = members[m]
+            compute, arity, threshold, route, template = members[m]
             inputs = args[m]
             if threshold is not None and input_elements(inputs) >= threshold:
                 sent(step, 1)  # the kernel's KernelDone is a unit of the step
@@ -215,12 +244,6 @@ class SegmentActor(Actor):
                 inputs[:] = template
                 self.specs[m].worker.tell(launched)
                 continue
-            held = None
-            if access is not None:
-                held = access[0].hold(access[1], access[2])
-                if held is None:
-                    self._wait_for_vars(step, m, access)
-                    continue
             try:
                 # By arity: f(*list) builds a tuple per call, whose allocations alone make the
                 # garbage collector a fifth of a fan-in step.
@@ -230,14 +253,13 @@ class SegmentActor(Actor):
                     out = compute(inputs[0])
                 else:
                     out = compute(*inputs)
+            except VarsBusy:
+                self._wait_for_vars(step, m)
+                continue
             except Exception as exc:
-                if held is not None:
-                    access[0].release(held)  # a failed kernel ends its engine op, as a node's does
                 self._fail(step, m, exc)
                 ready.clear()  # the step is over: nothing else of it runs, nor resumes
                 break
-            if held is not None:
-                access[0].release(held)
             inputs[:] = template  # drops the inputs, and readies the list for a later step
             ran += 1
             if route is None:
@@ -335,11 +357,11 @@ class SegmentActor(Actor):
             self._finish_unit(step, run, pairs)
 
     # -- members touching variables ------------------------------------------------------------
-    def _wait_for_vars(self, step: Any, m: int, access: tuple[Any, Any, Any]) -> None:
+    def _wait_for_vars(self, step: Any, m: int) -> None:
         """Member ``m``'s variables are held by an earlier op: it runs when the engine grants
         them (its inputs stay gathered meanwhile); the wait is a unit of the step."""
         sent(step, 1)
-        engine, reads, writes = access
+        engine, reads, writes = self.accesses[m]  # type: ignore[misc]
         engine.push(functools.partial(self._granted, step, m), HOST, reads, writes, "async")
 
     def _granted(self, step: Any, m: int, on_complete: Any) -> None:
@@ -354,7 +376,7 @@ class SegmentActor(Actor):
         if run is None:
             on_complete()
             return
-        compute, _, _, _, template, _ = self.members[m]
+        compute, template = self.computes[m], self.templates[m]  # the vars are granted: no hold
         inputs = run.args[m]
         start = _now()
         try:

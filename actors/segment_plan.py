@@ -7,6 +7,7 @@ control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,4 +105,25 @@ def build_segment(
     return specs, internal, external, owners, starts
 
 
-__all__ = ["SegmentPlan", "build_segment", "segment_member"]
+class VarsBusy(Exception):
+    """A member's variables are held by an earlier op (raised by ``holding``, before its
+    kernel ran): the member waits for the engine's grant."""
+
+
+def holding(compute: Callable[..., Any], engine: Any, reads: Any, writes: Any) -> Callable[..., Any]:
+    """``compute`` run holding its variables in the dependency engine (``Engine.hold``), given
+    back when it returns or raises (a failed kernel ends its engine op, as a node's does)."""
+
+    def run(*inputs: Any) -> Any:
+        held = engine.hold(reads, writes)
+        if held is None:
+            raise VarsBusy
+        try:
+            return compute(*inputs)
+        finally:
+            engine.release(held)
+
+    return run
+
+
+__all__ = ["SegmentPlan", "VarsBusy", "build_segment", "holding", "segment_member"]
