@@ -1,4 +1,5 @@
-"""Which nodes of a partition a ``SegmentActor`` hosts (segment.py), and its wiring.
+"""Which nodes of a partition a ``SegmentActor`` hosts (segment.py), its wiring, and the wrapper
+that runs a member touching variables holding them.
 
 A message into the segment is ``(step, slot, value)`` with a *segment slot*: member ``m``'s
 control input is ``base[m]`` and its data input ``s`` is ``base[m] + 1 + s``
