@@ -10,9 +10,9 @@ order; a member above its threshold is launched on the CPU worker as its node ac
 for their grant when an earlier op holds one. GPU, Recv and control-flow nodes, and variable
 kernels that may be launched, stay node actors and exchange ordinary ``Input`` messages with it.
 
-A message into the segment is ``(step, slot, value)`` with a *segment slot*
-(segment_plan.py, which also picks the members and wraps those touching variables). Members are only ever nodes of graphs without
-control flow (no dead values) in the root frame, so a tag is always the step.
+A message into the segment is ``(step, slot, value)`` with a *segment slot* (segment_plan.py,
+which also picks the members and wraps those touching variables). Members are only ever nodes of
+graphs without control flow (no dead values) in the root frame, so a tag is always the step.
 
 Completion (step.py): each message handled is one unit, finished once what it produced was sent;
 internal edges are not messages and count nothing; a launched member's kernel is a unit until its
@@ -148,8 +148,8 @@ class SegmentActor(Actor):
             for m, spec in enumerate(specs)
         ]
         # What the drain loop reads per member, in one tuple: (kernel, arity, threshold, route,
-        # template); a member touching variables runs its kernel holding them (``segment_plan.holding``),
-        # and a traced step's kernels are timed.
+        # template); a member touching variables runs its kernel holding them
+        # (``segment_plan.holding``), and a traced step's kernels are timed.
         self.members = [
             (
                 compute if access is None else holding(compute, *access),
