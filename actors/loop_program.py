@@ -87,39 +87,30 @@ class LoopProgram:
         return tuple(vals[s] for s in self.exits)
 
     def _run_plain(self, vals: list[Any], deadline: float) -> tuple[int, Any]:
-        pre, body, pred = self.plain_pre, self.plain_body, self.layout.pred
+        pre, pred = self.plain_pre, self.layout.pred
+        phases = (pre, self.plain_body)  # the predicate is tested between the two
         dsts, next_values = self.carry_dsts, self.next_values
         op = None
         n, every = 0, 1
         try:
             while True:
-                # ``op`` names the op that raised, in the except clause
-                for arity, fn, a, b, ins, out, outs, op in pre:  # noqa: B007
-                    if arity == 2:
-                        r = fn(vals[a], vals[b])
-                    elif arity == 1:
-                        r = fn(vals[a])
-                    else:
-                        r = fn(*[vals[i] for i in ins])
-                    if outs is None:
-                        vals[out] = r
-                    else:
-                        for slot, v in zip(outs, r):
-                            vals[slot] = v
-                if not vals[pred]:
-                    return DONE, self._outputs(vals)
-                for arity, fn, a, b, ins, out, outs, op in body:  # noqa: B007
-                    if arity == 2:
-                        r = fn(vals[a], vals[b])
-                    elif arity == 1:
-                        r = fn(vals[a])
-                    else:
-                        r = fn(*[vals[i] for i in ins])
-                    if outs is None:
-                        vals[out] = r
-                    else:
-                        for slot, v in zip(outs, r):
-                            vals[slot] = v
+                for ops in phases:
+                    # ``op`` names the op that raised, in the except clause; kernels are called
+                    # inline (no helper call per op: this is the fused loop's hot path)
+                    for arity, fn, a, b, ins, out, outs, op in ops:  # noqa: B007
+                        if arity == 2:
+                            r = fn(vals[a], vals[b])
+                        elif arity == 1:
+                            r = fn(vals[a])
+                        else:
+                            r = fn(*[vals[i] for i in ins])
+                        if outs is None:
+                            vals[out] = r
+                        else:
+                            for slot, v in zip(outs, r):
+                                vals[slot] = v
+                    if ops is pre and not vals[pred]:
+                        return DONE, self._outputs(vals)
                 for slot, v in zip(dsts, next_values(vals)):
                     vals[slot] = v
                 n += 1
