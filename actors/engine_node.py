@@ -24,7 +24,12 @@ class EngineNode(DeadAwareNode):
         spec = self.spec
         inline = not self.offload or (self.threshold > 0 and input_elements(args) < self.threshold)
         # An inline kernel whose variables nobody holds or waits for runs now, in this turn.
-        if inline and spec.engine.run_now(spec.var_reads, spec.var_writes, self._run, tag, args):
+        held = spec.engine.hold(spec.var_reads, spec.var_writes) if inline else None
+        if held is not None:
+            try:
+                self._run(tag, args)
+            finally:
+                spec.engine.release(held)
             return
 
         # The grant may arrive outside this actor's turns (when another op releases the vars), so

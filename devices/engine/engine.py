@@ -174,29 +174,8 @@ class Engine:
             self._failed += 1
             if self._error is None:
                 self._error = error
-        ready: list[_Op] = []
-        for var in read_t:
-            var._complete(None, False, None, ready)
-        for var in write_t:
-            var._complete(None, True, error, ready)
-        for next_op in ready:
+        for next_op in self._end_access(None, read_t, write_t, error):
             self._start(next_op)
-
-    def run_now(
-        self, reads: tuple[Var, ...], writes: tuple[Var, ...], fn: Callable[..., Any], *args: Any
-    ) -> bool:
-        """``fn(*args)`` between a ``hold`` and its ``release``, if the hold was had; False,
-        running nothing, otherwise. An error ``fn`` raises is recorded, and propagates."""
-        held = self.hold(reads, writes)
-        if held is None:
-            return False
-        try:
-            fn(*args)
-        except BaseException as exc:
-            self.release(held, exc)
-            raise
-        self.release(held)
-        return True
 
     def delete_var(self, var: Var) -> None:
         """Forbid new pushes on ``var``; ops already pushed on it still run."""
@@ -342,6 +321,20 @@ class Engine:
         self._loop_running -= 1
         self._finish(op, result, exc)
 
+    def _end_access(
+        self, op: _Op | None, reads: tuple[Var, ...], writes: tuple[Var, ...], error: BaseException | None
+    ) -> list[_Op]:
+        """The vars of an access that ended (``op``'s, or a ``hold``'s when None) go to the ops
+        queued behind it; returns those now ready to start."""
+        ready: list[_Op] = []
+        for var in reads:
+            var._complete(op, False, None, ready)
+        for var in writes:
+            var._complete(op, True, error, ready)
+        for var in self._extra_writes():
+            var._exception = None
+        return ready
+
     def _finish(self, op: _Op, result: Any, exc: BaseException | None) -> None:
         if exc is not None and not isinstance(exc, (Exception, asyncio.CancelledError)):
             wrapped = EngineError(f"op {op!r} raised {type(exc).__name__}")
@@ -365,13 +358,7 @@ class Engine:
                 self._error = recorded
         elif not future.done():
             future.set_result(result)
-        ready: list[_Op] = []
-        for var in op.reads:
-            var._complete(op, False, None, ready)
-        for var in op.writes:
-            var._complete(op, True, recorded, ready)
-        for var in self._extra_writes():
-            var._exception = None
+        ready = self._end_access(op, op.reads, op.writes, recorded)
         if op.callbacks is not None:
             for callback in op.callbacks:
                 callback()

@@ -37,7 +37,7 @@ op_specs = st.lists(
     st.tuples(
         st.sets(st.integers(0, 3)),  # reads
         st.sets(st.integers(0, 3)),  # writes
-        st.sampled_from(["sync", "coro", "async", "now"]),  # now: run_now, else a push
+        st.sampled_from(["sync", "coro", "async", "now"]),  # now: between hold and release, else a push
         st.integers(-1, 1),  # priority
         st.sampled_from([("/device:GPU:0", "normal"), ("/device:GPU:1", "copy"), (None, "cpu_prioritized")]),
     ),
@@ -74,7 +74,12 @@ async def _run_sequence(kind: str, nvars: int, specs: list[Any]) -> None:
         if how == "now":
             reads_t = tuple(variables[r] for r in sorted(reads))
             writes_t = tuple(variables[w] for w in sorted(writes))
-            if engine.run_now(reads_t, writes_t, fn):
+            held = engine.hold(reads_t, writes_t)
+            if held is not None:
+                try:
+                    fn()
+                finally:
+                    engine.release(held)
                 futures.append(asyncio.sleep(0))
                 continue
         if how == "coro":
@@ -386,36 +391,33 @@ def test_unknown_kinds_and_settings_raise_config_errors() -> None:
         create_engine("pooled", gpu_worker_nthreads=0)
 
 
-async def test_run_now_runs_only_on_free_vars_and_holds_them_while_it_runs() -> None:
+async def test_hold_takes_only_free_vars_and_keeps_them_until_release() -> None:
     engine = create_engine("pooled", **SMALL)
     a, b = engine.new_var("a"), engine.new_var("b")
     order: list[str] = []
     release = threading.Event()
-    held = engine.push(lambda: (release.wait(5), order.append("held")), writes=[a])
-    # a is written by a pending op: nothing runs, the caller pushes instead
-    assert not engine.run_now((a,), (), order.append, "read a")
-    assert not engine.run_now((), (a,), order.append, "write a")
-    inner: list[asyncio.Future[Any]] = []
-
-    def write_b() -> None:
-        order.append("write b")
-        # pushed while run_now holds b: it waits for run_now to end
-        inner.append(engine.push(lambda: order.append("after b"), reads=[b]))
-        assert b._writing and not inner[0].done()
-
-    assert engine.run_now((), (b,), write_b)
+    pending = engine.push(lambda: (release.wait(5), order.append("held")), writes=[a])
+    # a is written by a pending op: nothing is taken, the caller pushes instead
+    assert engine.hold((a,), ()) is None
+    assert engine.hold((), (a,)) is None
+    assert not a._reads
+    held = engine.hold((), (b,))
+    assert held is not None
+    order.append("write b")
+    # pushed while b is held: it waits for the release
+    inner = engine.push(lambda: order.append("after b"), reads=[b])
+    assert b._writing and not inner.done()
+    engine.release(held)
     assert order[0] == "write b" and b.version == 1
-    await asyncio.wait_for(inner[0], 5)  # started once run_now released b
+    await asyncio.wait_for(inner, 5)  # started once b was released
     release.set()
-    await asyncio.wait_for(held, 5)
+    await asyncio.wait_for(pending, 5)
     assert order == ["write b", "after b", "held"]
     assert engine.stats().completed == engine.stats().pushed == 3
 
-    def boom() -> None:
-        raise ValueError("kernel failed")
-
-    with pytest.raises(ValueError, match="kernel failed"):
-        engine.run_now((), (b,), boom)
+    held = engine.hold((), (b,))
+    assert held is not None
+    engine.release(held, ValueError("kernel failed"))
     assert b.version == 2 and not b._writing  # released, the failure recorded on b
     with pytest.raises(ValueError, match="kernel failed"):
         await engine.wait_for_var(b)
