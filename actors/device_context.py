@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from antcolony.actors.node import static_input_elements
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceSet
 from antcolony.devices.kernels.registry import KernelContext, find_kernel
 from antcolony.errors import OpError, UnimplementedError, as_op_error
-from antcolony.graph import shapes as S
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Operation
 
@@ -48,13 +48,8 @@ class SessionDevices:
             return True
         # an expensive kernel runs inline when its inputs hold fewer elements than the threshold
         # (node.py); their static shapes bound what any step can give it
-        total = 0
-        for t in op.inputs:
-            n = S.num_elements(t._shape)
-            if n is None:
-                return False
-            total += n
-        return total < self.inline_threshold
+        total = static_input_elements(op)
+        return total is not None and total < self.inline_threshold
 
     def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]:
         kd = find_kernel(op.type, _device_type(device))

@@ -47,6 +47,7 @@ from antcolony.actors.messages import (
 from antcolony.actors.step import StepState, finished, finished_last, handed_on, passed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
+from antcolony.graph import shapes as S
 
 _now = time.perf_counter
 
@@ -346,6 +347,19 @@ def input_elements(args: list[Any]) -> int:
         return sum(getattr(a, "size", 1) for a in args)
 
 
+def static_input_elements(op: Any) -> int | None:
+    """The most elements ``input_elements`` can count for ``op``'s inputs in any step, from their
+    static shapes (a variable's reference counts one); None when a shape is not fully known."""
+    refs = op.op_def.ref_inputs
+    total = 0
+    for slot, t in enumerate(op.inputs):
+        n = 1 if slot in refs else S.num_elements(t._shape)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
 def output_nbytes(out: Any) -> int:
     """Output bytes for a trace record (the trace must not keep the values alive)."""
     outs = out if isinstance(out, tuple) else (out,)
@@ -360,4 +374,5 @@ __all__ = [
     "input_elements",
     "node_class",
     "output_nbytes",
+    "static_input_elements",
 ]

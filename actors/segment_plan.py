@@ -14,8 +14,7 @@ from typing import Any
 
 from antcolony.actors.engine_node import EngineNode
 from antcolony.actors.messages import CONTROL
-from antcolony.actors.node import NodeActor, NodeSpec, node_class
-from antcolony.graph import shapes as S
+from antcolony.actors.node import NodeActor, NodeSpec, node_class, static_input_elements
 from antcolony.graph.passes.place import HOST
 
 
@@ -38,14 +37,8 @@ def always_inline(spec: NodeSpec) -> bool:
     ``input_elements`` counts it)."""
     if not spec.expensive:
         return True
-    refs = spec.op.op_def.ref_inputs
-    total = 0
-    for slot, t in enumerate(spec.op.inputs):
-        n = 1 if slot in refs else S.num_elements(t._shape)
-        if n is None:
-            return False
-        total += n
-    return total < spec.inline_threshold
+    total = static_input_elements(spec.op)
+    return total is not None and total < spec.inline_threshold
 
 
 @dataclass
