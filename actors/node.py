@@ -220,7 +220,7 @@ class NodeActor(Actor):
         except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
-        step.trace.append((self.spec.op, self.spec.device, "inline", start, _now(), output_nbytes(out)))
+        step.trace.append(inline_record(self.spec, start, out))
         self._emit_finish(tag, out)
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
@@ -360,6 +360,12 @@ def static_input_elements(op: Any) -> int | None:
     return total
 
 
+def inline_record(spec: NodeSpec, start: float, out: Any) -> tuple[Any, ...]:
+    """The trace record of ``spec``'s kernel, run inline from ``start`` (``time.perf_counter``)
+    until now, that produced ``out``."""
+    return (spec.op, spec.device, "inline", start, _now(), output_nbytes(out))
+
+
 def output_nbytes(out: Any) -> int:
     """Output bytes for a trace record (the trace must not keep the values alive)."""
     outs = out if isinstance(out, tuple) else (out,)
@@ -371,6 +377,7 @@ __all__ = [
     "NodeActor",
     "NodeSpec",
     "fetched_pairs",
+    "inline_record",
     "input_elements",
     "node_class",
     "output_nbytes",

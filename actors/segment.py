@@ -31,6 +31,7 @@ from antcolony.actors.messages import AbortStep, Fetched, ForgetStep, NodeFailed
 from antcolony.actors.node import (
     NodeSpec,
     fetched_pairs,
+    inline_record,
     input_elements,
     output_nbytes,
 )
@@ -289,7 +290,7 @@ class SegmentActor(Actor):
             def run(*inputs: Any) -> Any:
                 start = _now()
                 out = compute(*inputs)
-                step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
+                step.trace.append(inline_record(spec, start, out))
                 return out
 
             return run
@@ -389,8 +390,7 @@ class SegmentActor(Actor):
             on_complete()
         inputs[:] = template
         if step.trace is not None:
-            spec = self.specs[m]
-            step.trace.append((spec.op, spec.device, "inline", start, _now(), output_nbytes(out)))
+            step.trace.append(inline_record(self.specs[m], start, out))
         self._member_done(step, run, m, out)
 
 
