@@ -140,9 +140,12 @@ def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, 
     Keyed by the parent tag object itself (not its id: a finished iteration's tag may be freed
     and its id reused by a later one)."""
     key = (parent, name)
-    frame = step.frames.get(key)
+    frames = step.frames
+    if frames is None:
+        frames = step.frames = {}
+    frame = frames.get(key)
     if frame is None:
-        frame = step.frames[key] = FrameState(step, parent, name, parallel, constants, enters)
+        frame = frames[key] = FrameState(step, parent, name, parallel, constants, enters)
     return frame
 
 

@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_clock = time.perf_counter
+clock = time.perf_counter  # the clock of ``yield_due`` (Session.run inlines its test)
 
 _MIN_CLEANUP_SECONDS = 0.5
 """Time granted to cancelled tasks and ``aclose`` even when the shutdown timeout is used up."""
@@ -62,7 +62,9 @@ class Runtime:
         self._creating: set[str] = set()
         self._ids = itertools.count(1)
         self._closing = False
-        self._closed = False
+        # True once ``shutdown`` has finished; read-only outside this class. A plain attribute,
+        # not a property: ``Session.run`` reads it every step.
+        self.closed = False
         self._extensions_closed = False
         self._shutdown_done: asyncio.Future[None] | None = None
         self._ready: deque[Callable[[], None]] = deque()
@@ -70,16 +72,11 @@ class Runtime:
         # Handlers run inline by ``_Cell.offer``: left in this loop callback, and nested now.
         self.inline_left = self.inline_budget
         self.inline_depth = 0
-        self._yielded_at = 0.0
+        self.yielded_at = 0.0  # when the loop last turned for ``yield_due``
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "closing" if self._closing else "open"
+        state = "closed" if self.closed else "closing" if self._closing else "open"
         return f"<Runtime {state} actors={len(self._cells)} tasks={len(self._tasks)}>"
-
-    @property
-    def closed(self) -> bool:
-        """True once ``shutdown`` has finished."""
-        return self._closed
 
     def spawn(self, cls: type[Actor], /, *args: Any, name: str | None = None, **kwargs: Any) -> ActorRef:
         """Start a top-level actor ``cls(*args, **kwargs)``; raises ``ActorStartError`` if its
@@ -102,10 +99,10 @@ class Runtime:
         """True at most once per ``yield_s``: a caller whose work completed without awaiting
         (a step run entirely inline) then yields to the loop, so a tight loop of such calls
         never starves other tasks."""
-        now = _clock()
-        if now - self._yielded_at < self.yield_s:
+        now = clock()
+        if now - self.yielded_at < self.yield_s:
             return False
-        self._yielded_at = now
+        self.yielded_at = now
         self.inline_left = self.inline_budget  # the loop turns next: a new callback's budget
         return True
 
@@ -139,7 +136,7 @@ class Runtime:
         A task that fails with nobody retrieving its exception is reported by asyncio's
         "Task exception was never retrieved" handler once dropped.
         """
-        if self._closed:
+        if self.closed:
             coro.close()
             raise ActorError("runtime is shut down; cannot create a task")
         return self._track(coro, name)
@@ -191,7 +188,7 @@ class Runtime:
                 task.cancel()
             if self._extensions:
                 logger.warning("shutdown interrupted; extensions left open: %s", list(self._extensions))
-            self._closed = True
+            self.closed = True
             if _RUNTIMES.get(self.loop) is self:
                 del _RUNTIMES[self.loop]
             self._shutdown_done.set_result(None)
@@ -246,7 +243,7 @@ class Runtime:
         name: str | None,
         parent: _Cell | None,
     ) -> ActorRef:
-        if self._closed or (parent is None and self._closing):
+        if self.closed or (parent is None and self._closing):
             raise ActorError(f"runtime is shut down; cannot spawn {getattr(cls, '__name__', cls)!s}")
         if parent is not None and (not parent.alive or parent.stopping):
             raise ActorError(f"actor {parent.name} is stopped; cannot spawn a child {cls.__name__}")

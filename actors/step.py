@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from antcolony.actors.messages import StepDrained
@@ -44,7 +45,6 @@ class StepState:
 
     __slots__ = (
         "id",
-        "loop",
         "future",
         "done",
         "error",
@@ -64,8 +64,7 @@ class StepState:
 
     def __init__(
         self,
-        loop: asyncio.AbstractEventLoop,
-        feed_values: list[Any],
+        feed_values: Sequence[Any],
         num_fetches: int,
         trace: bool,
         executors: list[Any],
@@ -73,7 +72,6 @@ class StepState:
         rendezvous: Any,
     ) -> None:
         self.id = next(_ids)
-        self.loop = loop
         self.future: asyncio.Future[Any] | None = None
         self.done = False  # ended: ``fetched`` holds the values, or ``error`` is set
         self.error: BaseException | None = None
@@ -85,7 +83,7 @@ class StepState:
         self.executors = executors
         self.coordinator = coordinator
         self.rendezvous = rendezvous
-        self.frames: dict[tuple[Any, str], Any] = {}
+        self.frames: dict[tuple[Any, str], Any] | None = None  # made by the first frame entered
         self.fetches_set = 0  # fetch slots filled so far
         self.dead_fetch = False
 
@@ -117,11 +115,11 @@ class StepState:
             future.set_exception(error)
 
     def waiter(self) -> asyncio.Future[Any]:
-        """The future its caller awaits: made on first use, and already resolved if the step
-        ended before."""
+        """The future its caller awaits (on the step's loop): made on first use, and already
+        resolved if the step ended before."""
         future = self.future
         if future is None:
-            future = self.future = self.loop.create_future()
+            future = self.future = asyncio.get_running_loop().create_future()
             if self.error is not None:
                 future.set_exception(self.error)
             elif self.done:
