@@ -10,16 +10,10 @@ from hypothesis import strategies as st
 
 import antcolony as ac
 from antcolony.actors.runtime import get_runtime
-
-_OPS = {
-    "add": (ac.add, np.add),
-    "sub": (ac.subtract, np.subtract),
-    "mul": (ac.multiply, np.multiply),
-    "max": (ac.maximum, np.maximum),
-}
+from tests.random_dags import BINARY_OPS, numpy_values
 
 dags = st.lists(
-    st.tuples(st.sampled_from(sorted(_OPS)), st.integers(0, 10_000), st.integers(0, 10_000)),
+    st.tuples(st.sampled_from(sorted(BINARY_OPS)), st.integers(0, 10_000), st.integers(0, 10_000)),
     min_size=1,
     max_size=40,
 )
@@ -30,15 +24,8 @@ def _build(spec: list[tuple[str, int, int]], inputs: int) -> tuple[ac.Graph, lis
     with g.as_default():
         nodes = [ac.placeholder(ac.float64, [3], name=f"in{i}") for i in range(inputs)]
         for name, a, b in spec:
-            nodes.append(_OPS[name][0](nodes[a % len(nodes)], nodes[b % len(nodes)]))
+            nodes.append(BINARY_OPS[name][0](nodes[a % len(nodes)], nodes[b % len(nodes)]))
     return g, nodes[:inputs], nodes
-
-
-def _numpy(spec: list[tuple[str, int, int]], values: list[np.ndarray]) -> list[np.ndarray]:
-    out = list(values)
-    for name, a, b in spec:
-        out.append(_OPS[name][1](out[a % len(out)], out[b % len(out)]))
-    return out
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -61,6 +48,6 @@ def test_random_dags_match_numpy_for_every_fetched_node_under_concurrent_runs(sp
 
     results = asyncio.run(run_all())
     for f, got in zip(feeds, results):
-        expected = _numpy(spec, f)
+        expected = numpy_values(spec, f)
         for i, value in zip(fetch_ids, got):
             np.testing.assert_allclose(value, expected[i], rtol=1e-12, atol=1e-12)

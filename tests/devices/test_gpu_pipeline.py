@@ -24,6 +24,7 @@ from antcolony.graph.gradients import not_differentiable
 from antcolony.graph.op_builder import make_op
 from antcolony.graph.registry import OP_DEFS, register_op
 from tests.devices.test_gpu_streams import _Stream
+from tests.random_dags import BINARY_OPS, numpy_values
 from tests.waiting import until, until_async
 
 MiB = 1 << 20
@@ -104,15 +105,10 @@ def test_an_event_recorded_on_an_idle_stream_is_set_without_any_launch():
 
 
 # -- sessions ---------------------------------------------------------------------------------
-_OPS = {
-    "add": (ac.add, np.add),
-    "sub": (ac.subtract, np.subtract),
-    "mul": (ac.multiply, np.multiply),
-    "max": (ac.maximum, np.maximum),
-}
-
 dags = st.lists(
-    st.tuples(st.sampled_from(sorted(_OPS)), st.integers(0, 10_000), st.integers(0, 10_000), st.booleans()),
+    st.tuples(
+        st.sampled_from(sorted(BINARY_OPS)), st.integers(0, 10_000), st.integers(0, 10_000), st.booleans()
+    ),
     min_size=1,
     max_size=25,
 )
@@ -125,7 +121,7 @@ def _build(spec: list[tuple[str, int, int, bool]]) -> tuple[ac.Graph, Any, list[
         nodes = [x]
         for k, (name, a, b, on_gpu) in enumerate(spec):
             with ac.device("/gpu:0" if on_gpu else "/cpu:0"):
-                nodes.append(_OPS[name][0](nodes[a % len(nodes)], nodes[b % len(nodes)], name=f"n{k}"))
+                nodes.append(BINARY_OPS[name][0](nodes[a % len(nodes)], nodes[b % len(nodes)], name=f"n{k}"))
     return g, x, nodes
 
 
@@ -134,9 +130,7 @@ def _build(spec: list[tuple[str, int, int, bool]]) -> tuple[ac.Graph, Any, list[
 def test_random_dags_of_cpu_and_gpu_nodes_match_numpy_with_the_pipeline_on_and_off(spec, fetch_mask):
     g, x, nodes = _build(spec)
     value = np.array([0.5, -1.25, 2.0])
-    expected = [value]
-    for name, a, b, _ in spec:
-        expected.append(_OPS[name][1](expected[a % len(expected)], expected[b % len(expected)]))
+    expected = numpy_values(spec, [value])
     picked = [k for k in range(1, len(nodes)) if fetch_mask >> (k % 30) & 1] or [len(nodes) - 1]
 
     async def run(pipeline: bool) -> list[Any]:
