@@ -213,7 +213,10 @@ class _Cell:
             if reply_to is not None and not reply_to.done():
                 reply_to.set_result(result)
         self.runtime._handled += handled
-        self._end_turn()
+        if mailbox and self.alive:  # _end_turn's, inlined: a drain ends most turns
+            self.call_soon(self.drain)
+        else:
+            self.scheduled = False
 
     def offer(self, message: Any) -> None:
         """Deliver a tell: run the handler now, as this actor's turn inside the sender's, when the

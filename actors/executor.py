@@ -3,10 +3,10 @@
 An actor owning one node actor per node of its partition. Each ``session.run`` tells the
 StepState itself to every partition's executor: each sends its feeds and start tokens, node
 actors pass ``Input`` messages along the edges and values across partitions through the step's
-rendezvous, fetch producers report ``Fetched`` to the host partition's executor (the
-coordinator), and the step completes when nothing of it is in flight any more (step.py counts;
-the coordinator hears ``StepDrained`` or a ``Fetched`` marked last). A failure in any partition
-aborts the step in all of them.
+rendezvous, fetch producers fill the step's fetch slots (retvals.py), and the host partition's
+executor (the coordinator) completes the step when nothing of it is in flight any more (step.py
+counts): in its own start turn when the step drained there, else when it hears
+``StepDrained``. A failure in any partition aborts the step in all of them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
     CONTROL,
     AbortStep,
-    Fetched,
     ForgetStep,
     NodeFailed,
     StepCompleted,
@@ -29,9 +28,10 @@ from antcolony.actors.messages import (
 from antcolony.actors.node import node_class
 from antcolony.actors.planner import ExecutorPlan
 from antcolony.actors.rendezvous import NO_RENDEZVOUS
+from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import SegmentPlan, build_segment
-from antcolony.actors.step import UNSET, StepState, handed_on
+from antcolony.actors.step import UNSET, StepState, sent, start_ended
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
 
@@ -39,8 +39,8 @@ logger = logging.getLogger(__name__)
 
 
 class ExecutorActor(Actor):
-    """Receives a StepState (start it), Fetched, StepDrained, NodeFailed, AbortStep and
-    StepCompleted for the steps of one partition. Its handlers are synchronous: the session
+    """Receives a StepState (start it), StepDrained, NodeFailed, AbortStep and StepCompleted
+    for the steps of one partition. Its handlers are synchronous: the session
     starts a step with a direct tell, so a step of cheap CPU nodes can complete in the caller's
     own turn."""
 
@@ -91,9 +91,7 @@ class ExecutorActor(Actor):
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
-        if cls is Fetched:
-            self._on_fetched(msg)
-        elif cls is StepState:
+        if cls is StepState:
             self._start(msg)  # the session tells the step itself to start it
         elif cls is StepDrained:
             self._complete(msg.step)
@@ -109,33 +107,25 @@ class ExecutorActor(Actor):
         values = step.feed_values
         plan = self.plan
         for j, f in plan.fed_fetches:
-            step.fetched[j] = values[f]
-            step.fetches_set += 1
+            put(step, j, values[f])
         for f, key in plan.feed_sends:
             step.rendezvous.send(key, values[f])
-        # The unit this partition held until it started the step becomes its first messages,
-        # counted before any is delivered (a delivery may run the node at once).
-        handed_on(step, self.first_messages)
+        # The first messages are counted before any is delivered (a delivery may run its node at
+        # once), and this partition's start unit is held until all are: a step they drain ends
+        # in this turn, without a StepDrained message.
+        sent(step, self.first_messages)
         for deliver in self.segment_start:
             deliver(step)
         for deliver, slot, f in self.feed_edges:
             deliver((step, slot, values[f]))
         for deliver in self.roots:
             deliver((step, CONTROL, None))
-
-    def _on_fetched(self, msg: Fetched) -> None:
-        step = msg.step
-        if step.aborted:
-            return
-        fetched = step.fetched
-        for j, value in msg.fetched:
-            if fetched[j] is UNSET:
-                step.fetches_set += 1
-            fetched[j] = value
-            if value is DEAD:
-                step.dead_fetch = True
-        if msg.last:
-            self._complete(step)
+        if start_ended(step, self.ref):
+            if self.ref.mailbox_size:
+                # what this turn queued (a node's failure) is handled first, as a message would be
+                self.ref.tell(StepDrained(step))
+            else:
+                self._complete(step)
 
     def _complete(self, step: Any) -> None:
         if step.aborted:

@@ -15,7 +15,6 @@ One name per event:
 message               from -> to             event
 ====================  =====================  ==================================================
 ``Wire``              executor -> node       the node's successors, once, before any step
-``Fetched``           node -> coordinator    fetched values produced (``last``: step drained)
 ``StepDrained``       step.py -> coordinator nothing of the step is in flight any more
 ``NodeFailed``        node -> executor       a kernel failed; the step must abort
 ``AbortStep``         anyone -> executor,    abort the step with ``error``: fail it, drop state
@@ -41,18 +40,6 @@ class Wire:
     def __init__(self, out_edges: tuple[tuple[int, Any, int], ...], executor: Any) -> None:
         self.out_edges = out_edges
         self.executor = executor
-
-
-class Fetched:
-    """A node produced fetched values ((fetch index, value) pairs); ``last`` when its message was
-    the step's last unit in flight (the step is then drained: no ``StepDrained`` follows)."""
-
-    __slots__ = ("step", "fetched", "last")
-
-    def __init__(self, step: Any, fetched: list[tuple[int, Any]], last: bool) -> None:
-        self.step = step
-        self.fetched = fetched
-        self.last = last
 
 
 class StepDrained:

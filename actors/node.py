@@ -3,7 +3,7 @@
 A node collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or one loop
 iteration); when all have arrived it runs its kernel (inline when cheap, on its device worker
 when expensive or on a GPU) and sends ``Input`` to each successor, values across partitions
-through the step's rendezvous, and ``Fetched`` with fetched values to its executor. Each
+through the step's rendezvous, and fetched values into the step's fetch slots (retvals.py). Each
 message's completion unit is finished once the node has sent what it produced (step.py).
 
 The executor picks each node's class once, when it is built (``node_class``):
@@ -39,12 +39,12 @@ from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
     CONTROL,
     AbortStep,
-    Fetched,
     ForgetStep,
     NodeFailed,
     Wire,
 )
-from antcolony.actors.step import StepState, finished, finished_last, handed_on, passed_on, sent
+from antcolony.actors.retvals import put, put_outputs
+from antcolony.actors.step import StepState, finished, handed_on, passed_on, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
 from antcolony.graph import shapes as S
@@ -206,7 +206,8 @@ class NodeActor(Actor):
                     deliver((tag, slot, out))
                 return
             if self.fetch_index is not None:
-                self.executor.tell(Fetched(step, [(self.fetch_index, out)], finished_last(step)))
+                put(step, self.fetch_index, out)
+                finished(step)
                 return
         self._emit_finish(tag, out)
 
@@ -239,24 +240,17 @@ class NodeActor(Actor):
 
     # -- outputs -------------------------------------------------------------------------------
     def _emit_finish(self, tag: Any, out: Any) -> None:
-        """Emit, and finish the message's unit; a root-frame fetch tells the executor in the
-        same ``Fetched`` whether it was the step's last unit."""
+        """Emit, and finish the message's unit."""
         tells = self.tells
         if tells is not None and tag.__class__ is StepState:
             handed_on(tag, len(tells))  # _emit's work, for _run's short path's nodes
             for deliver, slot in tells:
                 deliver((tag, slot, out))
             return
-        spec = self.spec
-        if not spec.fetch_slots or tag.__class__ is not StepState:
-            self._emit(tag, out, finish=True)
-            return
-        self._emit(tag, out, fetch=False)
-        last = finished_last(tag)
-        self.executor.tell(Fetched(tag, fetched_pairs(spec, out), last))
+        self._emit(tag, out, finish=True)
 
-    def _emit(self, tag: Any, out: Any, fetch: bool = True, finish: bool = False) -> None:
-        """Send the outputs: to other partitions, to the coordinator if fetched, to successors.
+    def _emit(self, tag: Any, out: Any, finish: bool = False) -> None:
+        """Send the outputs: to other partitions, into the step's fetch slots, to successors.
         With ``finish`` the handled message's unit ends here as well, before the successors get
         their inputs: one of them may run at once and end the step's last unit itself."""
         spec = self.spec
@@ -266,8 +260,8 @@ class NodeActor(Actor):
             dead = out is DEAD or bool(outs and outs[0] is DEAD)
             for index, key in spec.send_keys:
                 rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
-        if fetch and spec.fetch_slots:
-            self.executor.tell(Fetched(tag.step, fetched_pairs(spec, out), False))
+        if spec.fetch_slots:
+            put_outputs(tag.step, spec.fetch_slots, spec.single_output, out)
         edges = self.out_edges
         if not edges:
             if finish:
@@ -329,13 +323,6 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
     return NodeActor
 
 
-def fetched_pairs(spec: NodeSpec, out: Any) -> list[tuple[int, Any]]:
-    """(fetch index, value) for each output ``spec`` serves as a fetch."""
-    if spec.single_output:
-        return [(j, out) for _, j in spec.fetch_slots]
-    return [(j, out[i]) for i, j in spec.fetch_slots]
-
-
 _size = operator.attrgetter("size")
 
 
@@ -376,7 +363,6 @@ __all__ = [
     "DeadAwareNode",
     "NodeActor",
     "NodeSpec",
-    "fetched_pairs",
     "inline_record",
     "input_elements",
     "node_class",

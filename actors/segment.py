@@ -27,16 +27,16 @@ from collections.abc import Callable
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.messages import AbortStep, Fetched, ForgetStep, NodeFailed
+from antcolony.actors.messages import AbortStep, ForgetStep, NodeFailed
 from antcolony.actors.node import (
     NodeSpec,
-    fetched_pairs,
     inline_record,
     input_elements,
     output_nbytes,
 )
+from antcolony.actors.retvals import put_outputs
 from antcolony.actors.segment_plan import VarsBusy, holding
-from antcolony.actors.step import StepState, finished, finished_last, sent
+from antcolony.actors.step import StepState, finished, sent
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import as_op_error
 from antcolony.graph.passes.place import HOST
@@ -225,7 +225,7 @@ class SegmentActor(Actor):
                 ready.append(m)
         self._drain(step, run)
 
-    def _drain(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None = None) -> None:
+    def _drain(self, step: Any, run: _StepRun) -> None:
         """Run ready members (within the turn budget), then finish the message's unit."""
         ready, args, counts = run.ready, run.args, run.counts
         members = self.members if step.trace is None else self._traced_members(step)
@@ -264,9 +264,7 @@ class SegmentActor(Actor):
             inputs[:] = template  # drops the inputs, and readies the list for a later step
             ran += 1
             if route is None:
-                pairs = self._propagate(step, run, m, out)
-                if pairs is not None:
-                    fetched = pairs if fetched is None else fetched + pairs
+                self._propagate(step, run, m, out)
                 continue
             # _propagate, inlined for the hot case
             for n, slot in route:
@@ -280,7 +278,7 @@ class SegmentActor(Actor):
             self.ref.tell(Resume(step))
         run.left -= ran
         runtime.inline_left -= granted - budget
-        self._finish_unit(step, run, fetched)
+        self._finish_unit(step, run)
 
     def _traced_members(self, step: Any) -> list[tuple[Any, ...]]:
         """``members`` with each kernel recording its inline run in ``step.trace`` (a traced step
@@ -297,10 +295,10 @@ class SegmentActor(Actor):
 
         return [(timed(spec, member[0]), *member[1:]) for spec, member in zip(self.specs, self.members)]
 
-    def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> list[tuple[int, Any]] | None:
+    def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> None:
         """Member ``m`` produced ``out``: inputs to members (ready ones on the stack), messages to
-        other actors; returns its fetched (fetch index, value) pairs, if it serves fetches. The
-        caller counts ``m`` as run (``run.left``)."""
+        other actors, values into the step's fetch slots. The caller counts ``m`` as run
+        (``run.left``)."""
         outs = (out,) if self.single[m] else out
         args, counts = run.args, run.counts
         for index, n, slot in self.internal[m]:
@@ -314,18 +312,15 @@ class SegmentActor(Actor):
             sent(step, len(edges))  # counted first: a delivery may run its receiver at once
             for index, deliver, slot in edges:
                 deliver((step, slot, outs[index] if slot >= 0 else None))
-        if self.fetch_slots[m]:
-            return fetched_pairs(self.specs[m], out)
-        return None
+        fetch_slots = self.fetch_slots[m]
+        if fetch_slots:
+            put_outputs(step, fetch_slots, self.single[m], out)
 
-    def _finish_unit(self, step: Any, run: _StepRun, fetched: list[tuple[int, Any]] | None) -> None:
+    def _finish_unit(self, step: Any, run: _StepRun) -> None:
         if not run.left and self.runs.pop(step, None) is run and len(self.spare) < 2:
             run.reset(self.expected)
             self.spare.append(run)
-        if fetched is None:
-            finished(step)
-        else:
-            self.executor.tell(Fetched(step, fetched, finished_last(step)))
+        finished(step)
 
     def _fail(self, step: Any, m: int, exc: BaseException) -> None:
         self.runs.pop(step, None)
@@ -351,11 +346,11 @@ class SegmentActor(Actor):
         """Member ``m`` ran outside the drain loop (launched, or granted its variables late): its
         outputs go on, ready members run, and the unit its wait stood for ends."""
         run.left -= 1
-        pairs = self._propagate(step, run, m, out)
+        self._propagate(step, run, m, out)
         if run.ready:
-            self._drain(step, run, pairs)
+            self._drain(step, run)
         else:
-            self._finish_unit(step, run, pairs)
+            self._finish_unit(step, run)
 
     # -- members touching variables ------------------------------------------------------------
     def _wait_for_vars(self, step: Any, m: int) -> None:

@@ -183,8 +183,17 @@ class Session:
             return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
         # no run actions, no tracing, no deadline: _run_plan's steps, shortened
         hit = plan.executors.get(tuple(feeds) if feeds else ())
-        executor, perm = hit if hit is not None and hit[0].alive else self._executor_for(rt, plan, feeds)
-        step = self._new_step(rt, executor, feeds, len(plan.tensors), False)
+        executor, perm = (
+            hit if hit is not None and hit[0]._cell.alive else self._executor_for(rt, plan, feeds)
+        )
+        step = StepState(
+            [feeds[t] for t in executor.feeds] if feeds else (),
+            len(plan.tensors),
+            False,
+            executor.refs,
+            executor.coordinator,
+            LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
+        )
         for start in executor.starts:
             start(step)  # the step itself is the start message
         # yield_due's test inlined: it is false on nearly every step

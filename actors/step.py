@@ -18,8 +18,9 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
   (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
   ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
 
-``finished_last(step)`` is ``finished`` for a fetching node, which reports completion in its own
-``Fetched`` message instead of a separate ``StepDrained``.
+``start_ended(step, executor)`` is ``finished`` for a partition's start unit, which it holds
+while it delivers the step's first messages: the coordinator then completes a step drained
+inside that turn itself, with no ``StepDrained``.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ _ids = itertools.count(1)
 class StepState:
     """Per-run state shared by reference in messages; it is also the root frame's tag.
 
-    Everything runs on the one event loop. ``pending`` belongs to this module's verbs; only
-    executor actors mutate ``fetched`` and ``aborted``, and end the step (``succeed`` /
-    ``fail``). The future a caller awaits is made only when the step did not end within the
+    Everything runs on the one event loop. ``pending`` belongs to this module's verbs,
+    ``fetched`` (with ``fetches_set`` and ``dead_fetch``) to retvals.py's; only executor actors
+    set ``aborted`` and end the step (``succeed`` / ``fail``). The future a caller awaits is made only when the step did not end within the
     call that started it (``waiter``): most cheap steps end there.
     """
 
@@ -163,11 +164,17 @@ def passed_on(tag: Any, n: int) -> None:
         tag.pending += n - 1
 
 
-def finished_last(step: StepState) -> bool:
-    """``finished`` for a root-frame unit whose node reports completion itself: True when it was
-    the step's last unit (the caller's ``Fetched(last=True)`` then completes the step)."""
+def start_ended(step: StepState, executor: Any) -> bool:
+    """``finished`` for ``executor``'s start unit of ``step``: True when it was the step's last
+    unit and ``executor`` is the step's coordinator, which then completes the step in this turn
+    instead of being told ``StepDrained``."""
     step.pending -= 1
-    return not step.pending
+    if step.pending:
+        return False
+    if executor is step.coordinator:
+        return True
+    step.coordinator.tell(StepDrained(step))
+    return False
 
 
 def in_flight(tag: Any) -> int:

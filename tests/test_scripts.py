@@ -92,7 +92,7 @@ def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
     # the session starts each partition with a direct tell: the host partition's first nodes
     # may run before the GPU partition hears of the step
     assert names[0] == "StepState" and names.count("StepState") == 2
-    assert names[-2:] == ["Fetched", "StepCompleted"]
+    assert names[-2:] == ["StepDrained", "StepCompleted"]
     assert {"Launch", "KernelDone", "Arrived", "Input"} <= set(names)
 
 
