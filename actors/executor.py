@@ -31,7 +31,7 @@ from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import SegmentPlan, build_segment
-from antcolony.actors.step import UNSET, StepState, sent, start_ended
+from antcolony.actors.step import UNSET, StepState, finished, finished_last, sent
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
 
@@ -111,8 +111,8 @@ class ExecutorActor(Actor):
         for f, key in plan.feed_sends:
             step.rendezvous.send(key, values[f])
         # The first messages are counted before any is delivered (a delivery may run its node at
-        # once), and this partition's start unit is held until all are: a step they drain ends
-        # in this turn, without a StepDrained message.
+        # once), and this partition's start unit is held until all are: the coordinator
+        # completes a step they drain in this same turn, without a StepDrained message.
         sent(step, self.first_messages)
         for deliver in self.segment_start:
             deliver(step)
@@ -120,7 +120,9 @@ class ExecutorActor(Actor):
             deliver((step, slot, values[f]))
         for deliver in self.roots:
             deliver((step, CONTROL, None))
-        if start_ended(step, self.ref):
+        if self.ref is not step.coordinator:
+            finished(step)
+        elif finished_last(step):
             if self.ref.mailbox_size:
                 # what this turn queued (a node's failure) is handled first, as a message would be
                 self.ref.tell(StepDrained(step))

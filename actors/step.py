@@ -18,9 +18,9 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
   (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
   ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
 
-``start_ended(step, executor)`` is ``finished`` for a partition's start unit, which it holds
-while it delivers the step's first messages: the coordinator then completes a step drained
-inside that turn itself, with no ``StepDrained``.
+``finished_last(step)`` is ``finished`` for the coordinator's start unit, which it holds while it
+delivers the step's first messages: it completes a step drained inside that turn itself, with no
+``StepDrained``.
 """
 
 from __future__ import annotations
@@ -164,17 +164,11 @@ def passed_on(tag: Any, n: int) -> None:
         tag.pending += n - 1
 
 
-def start_ended(step: StepState, executor: Any) -> bool:
-    """``finished`` for ``executor``'s start unit of ``step``: True when it was the step's last
-    unit and ``executor`` is the step's coordinator, which then completes the step in this turn
-    instead of being told ``StepDrained``."""
+def finished_last(step: StepState) -> bool:
+    """``finished`` for the coordinator's own start unit: True when it was the step's last unit;
+    nothing is told, the coordinator completes the step in its turn."""
     step.pending -= 1
-    if step.pending:
-        return False
-    if executor is step.coordinator:
-        return True
-    step.coordinator.tell(StepDrained(step))
-    return False
+    return not step.pending
 
 
 def in_flight(tag: Any) -> int:
