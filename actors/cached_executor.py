@@ -13,14 +13,16 @@ from antcolony.graph.core import Tensor
 class CachedExecutor:
     """The executors (one per device partition) of one cached key."""
 
-    __slots__ = ("_cell", "coordinator", "devices", "feeds", "graph_id", "plans", "refs", "starts")
+    __slots__ = ("cell", "coordinator", "devices", "feeds", "graph_id", "plans", "refs", "starts")
 
     def __init__(
         self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str
     ) -> None:
         self.plans = plans
         self.refs = refs
-        self._cell = refs[0]._cell  # read by ``alive`` on every run: one attribute, not two properties
+        # The executors of a key start and stop together: ``cell.alive`` is theirs. Session.run
+        # reads it on every run (an attribute, where ``alive`` is a property call).
+        self.cell = refs[0]._cell
         # each executor's direct tell: a step starts in its caller's turn (ActorRef.direct)
         self.starts = [ref.direct for ref in refs]
         self.feeds = feeds
@@ -32,7 +34,7 @@ class CachedExecutor:
     @property
     def alive(self) -> bool:
         # The executors of a key start and stop together.
-        return self._cell.alive
+        return self.cell.alive
 
     def release(self) -> None:
         """Drop the constants bound on devices (stopped executors may still be referenced: by a

@@ -88,6 +88,8 @@ class ExecutorActor(Actor):
         self.feed_edges = [(refs[n].direct, slot, f) for n, slot, f in plan.feed_edges if n not in members]
         self.roots = [refs[n].direct for n in plan.roots if n not in members]
         self.first_messages = len(self.feed_edges) + len(self.roots) + len(self.segment_start)
+        # this actor's own queue, read when a step drained inside its start turn
+        self.mailbox = self.ref._cell.mailbox
 
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
@@ -123,7 +125,7 @@ class ExecutorActor(Actor):
         if self.ref is not step.coordinator:
             finished(step)
         elif finished_last(step):
-            if self.ref.mailbox_size:
+            if self.mailbox:
                 # what this turn queued (a node's failure) is handled first, as a message would be
                 self.ref.tell(StepDrained(step))
             else:

@@ -183,9 +183,7 @@ class Session:
             return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
         # no run actions, no tracing, no deadline: _run_plan's steps, shortened
         hit = plan.executors.get(tuple(feeds) if feeds else ())
-        executor, perm = (
-            hit if hit is not None and hit[0]._cell.alive else self._executor_for(rt, plan, feeds)
-        )
+        executor, perm = hit if hit is not None and hit[0].cell.alive else self._executor_for(rt, plan, feeds)
         step = StepState(
             [feeds[t] for t in executor.feeds] if feeds else (),
             len(plan.tensors),
