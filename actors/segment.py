@@ -38,7 +38,7 @@ from antcolony.actors.retvals import put_outputs
 from antcolony.actors.segment_plan import VarsBusy, holding
 from antcolony.actors.step import StepState, finished, sent
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.errors import as_op_error
+from antcolony.errors import InternalError, as_op_error
 from antcolony.graph.passes.place import HOST
 
 _now = time.perf_counter
@@ -111,7 +111,6 @@ class SegmentActor(Actor):
         self.external = external
         self.fetch_slots = [spec.fetch_slots for spec in specs]
         self.owners = owners  # segment slot -> (member, input slot or CONTROL)
-        self.starts = starts
         # What the starts leave: each member's count of inputs still to come, the members they
         # make ready (in the order the start loop would push them), and the feeds they carry.
         self.after_start = [spec.expected for spec in specs]
@@ -202,27 +201,23 @@ class SegmentActor(Actor):
         return run
 
     def _start(self, step: Any) -> None:
-        fresh = step not in self.runs
+        # Invariant: the step reaches the segment before any input of it does. The executor
+        # delivers it first of a start's messages, mailboxes keep their order, and everything
+        # else the partition receives flows from that start. So the counts and ready members
+        # after the start are the ones computed when the segment was built.
+        if step in self.runs:
+            raise InternalError(
+                None, None, f"an input of {step} reached {self.ref.name} before the step's start"
+            )
         run = self._run_of(step)
         if run is None:
             return
         values = step.feed_values
-        args, counts, ready = run.args, run.counts, run.ready
-        if fresh:
-            # No input of the step came first (the usual case): the counts and ready members
-            # after the start are known since the segment was built.
-            counts[:] = self.after_start
-            ready.extend(self.start_ready)
-            for m, slot, feed in self.start_feeds:
-                args[m][slot] = values[feed]
-            self._drain(step, run)
-            return
-        for m, slot, f in self.starts:
-            if f is not None:
-                args[m][slot] = values[f]
-            counts[m] -= 1
-            if not counts[m]:
-                ready.append(m)
+        args = run.args
+        run.counts[:] = self.after_start
+        run.ready.extend(self.start_ready)
+        for m, slot, feed in self.start_feeds:
+            args[m][slot] = values[feed]
         self._drain(step, run)
 
     def _drain(self, step: Any, run: _StepRun) -> None:
