@@ -13,7 +13,17 @@ from antcolony.graph.core import Tensor
 class CachedExecutor:
     """The executors (one per device partition) of one cached key."""
 
-    __slots__ = ("cell", "coordinator", "devices", "feeds", "graph_id", "plans", "refs", "starts")
+    __slots__ = (
+        "cell",
+        "coordinator",
+        "devices",
+        "feeds",
+        "graph_id",
+        "partitioned",
+        "plans",
+        "refs",
+        "starts",
+    )
 
     def __init__(
         self, plans: list[ExecutorPlan], refs: list[Any], feeds: list[Tensor], graph_id: str
@@ -30,6 +40,7 @@ class CachedExecutor:
         self.coordinator = next(r for p, r in zip(plans, refs) if p.device == HOST)
         self.graph_id = graph_id
         self.devices = tuple(p.device for p in plans)
+        self.partitioned = len(refs) > 1  # its steps pass values through a rendezvous
 
     @property
     def alive(self) -> bool:

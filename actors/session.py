@@ -197,7 +197,7 @@ class Session:
             False,
             executor.refs,
             executor.coordinator,
-            LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
+            LocalRendezvous(rt.loop) if executor.partitioned else NO_RENDEZVOUS,
         )
         for start in executor.starts:
             start(step)  # the step itself is the start message
@@ -299,7 +299,7 @@ class Session:
             trace,
             executor.refs,
             executor.coordinator,
-            LocalRendezvous(rt.loop) if len(executor.refs) > 1 else NO_RENDEZVOUS,
+            LocalRendezvous(rt.loop) if executor.partitioned else NO_RENDEZVOUS,
         )
 
     async def _settle(
