@@ -23,6 +23,7 @@ class CachedExecutor:
         "plans",
         "refs",
         "starts",
+        "units",
     )
 
     def __init__(
@@ -41,6 +42,8 @@ class CachedExecutor:
         self.graph_id = graph_id
         self.devices = tuple(p.device for p in plans)
         self.partitioned = len(refs) > 1  # its steps pass values through a rendezvous
+        # what a step has in flight when it is created (StepState's ``units``)
+        self.units = sum(1 + plan.start_messages for plan in plans)
 
     @property
     def alive(self) -> bool:

@@ -30,8 +30,8 @@ from antcolony.actors.planner import ExecutorPlan
 from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
-from antcolony.actors.segment_plan import SegmentPlan, build_segment
-from antcolony.actors.step import UNSET, StepState, finished, finished_last, sent
+from antcolony.actors.segment_plan import build_segment
+from antcolony.actors.step import UNSET, StepState, finished, finished_last
 from antcolony.actors.supervision import Directive
 from antcolony.errors import InternalError, InvalidArgumentError
 
@@ -52,12 +52,11 @@ class ExecutorActor(Actor):
         self.feed_edges: list[tuple[Any, int, int]] = []
         self.roots: list[Any] = []
         self.segment_start: list[Any] = []
-        self.first_messages = 0  # the messages a step start sends: segment, feeds, roots
         self.active: set[Any] = set()
 
     def on_start(self) -> None:
         plan = self.plan
-        segment = SegmentPlan.of(plan.specs) if plan.segments else None
+        segment = plan.segment
         members = set(segment.members) if segment is not None else set()
         refs: list[Any] = [
             None if i in members else self.spawn(node_class(spec), spec, name=f"node:{spec.op.name}")
@@ -87,7 +86,8 @@ class ExecutorActor(Actor):
         # Direct tells: an idle node takes its feed or start token inside this turn.
         self.feed_edges = [(refs[n].direct, slot, f) for n, slot, f in plan.feed_edges if n not in members]
         self.roots = [refs[n].direct for n in plan.roots if n not in members]
-        self.first_messages = len(self.feed_edges) + len(self.roots) + len(self.segment_start)
+        # the step was created with them counted (ExecutorPlan.start_messages)
+        assert len(self.feed_edges) + len(self.roots) + len(self.segment_start) == plan.start_messages
         # this actor's own queue, read when a step drained inside its start turn
         self.mailbox = self.ref._cell.mailbox
 
@@ -112,10 +112,9 @@ class ExecutorActor(Actor):
             put(step, j, values[f])
         for f, key in plan.feed_sends:
             step.rendezvous.send(key, values[f])
-        # The first messages are counted before any is delivered (a delivery may run its node at
-        # once), and this partition's start unit is held until all are: the coordinator
-        # completes a step they drain in this same turn, without a StepDrained message.
-        sent(step, self.first_messages)
+        # The step was created with its first messages counted (a delivery may run its node at
+        # once), and this partition's start unit is held until all are delivered: the
+        # coordinator completes a step they drain in this same turn, without StepDrained.
         for deliver in self.segment_start:
             deliver(step)
         for deliver, slot, f in self.feed_edges:

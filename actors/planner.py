@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from antcolony.actors.loop_fusion import fuse_loops
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
+from antcolony.actors.segment_plan import SegmentPlan
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph import shapes as S
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
@@ -87,6 +88,17 @@ class ExecutorPlan:
     fetch_names: list[str] = field(default_factory=list)
     # host cheap CPU nodes in one segment actor (SessionConfig.bulk_segments; actors/segment.py)
     segments: bool = True
+    # the nodes that segment hosts, once the specs are bound (None: no segment)
+    segment: SegmentPlan | None = None
+
+    @property
+    def start_messages(self) -> int:
+        """The messages its executor delivers to start a step: a feed or start token to each fed
+        or root node it hosts itself, and the step to its segment when the segment hosts any."""
+        members = set(self.segment.members) if self.segment is not None else set()
+        first = [n for n, _, _ in self.feed_edges] + self.roots
+        own = sum(n not in members for n in first)
+        return own + (own < len(first))
 
 
 def plan_step(
@@ -133,6 +145,7 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
         plan.specs = [node.bind(ctx, constants) for node in plan.nodes]
         if getattr(ctx, "gpu_pipeline", False):
             plan.specs = _pipeline_gpu_edges(plan.specs)
+        plan.segment = SegmentPlan.of(plan.specs) if plan.segments else None
 
 
 #: Consumers with more inputs than this get their values at KernelDone, not pipelined: a wide

@@ -3,9 +3,9 @@ reads or writes it.
 
 A step is complete when nothing of it is in flight. A *unit* is one thing in flight under a tag
 (the step itself for the root frame, or one loop iteration, an ``IterTag``): a message sent and
-not fully handled, a kernel running for such a message, a partition not started yet, a loop
-frame instance still running (held in its parent's tag), a loop variable still to enter an
-iteration, a deferred iteration. Every unit counts in the step and, under an iteration, in that
+not fully handled, a kernel running for such a message, a partition still delivering its first
+messages, a loop frame instance still running (held in its parent's tag), a loop variable still
+to enter an iteration, a deferred iteration. Every unit counts in the step and, under an iteration, in that
 iteration too (``parallel_iterations`` and freeing iteration state rely on the latter).
 
 Three verbs, as TF's executor has PropagateOutputs and NodeDone:
@@ -71,14 +71,17 @@ class StepState:
         executors: list[Any],
         coordinator: Any,
         rendezvous: Any,
+        units: int,
     ) -> None:
+        """``units``: in flight at creation, a unit per partition until it has delivered its
+        first messages, and those messages (each partition's ``ExecutorPlan.start_messages``)."""
         self.id = next(_ids)
         self.future: asyncio.Future[Any] | None = None
         self.done = False  # ended: ``fetched`` holds the values, or ``error`` is set
         self.error: BaseException | None = None
         self.feed_values = feed_values
         self.fetched: list[Any] = [_UNSET] * num_fetches
-        self.pending = len(executors)  # a unit per partition until it has started the step
+        self.pending = units
         self.aborted = False
         self.trace: list[tuple[Any, ...]] | None = [] if trace else None
         self.executors = executors
