@@ -97,8 +97,8 @@ class ExecutorPlan:
         or root node it hosts itself, and the step to its segment when the segment hosts any."""
         members = set(self.segment.members) if self.segment is not None else set()
         first = [n for n, _, _ in self.feed_edges] + self.roots
-        own = sum(n not in members for n in first)
-        return own + (own < len(first))
+        to_segment = any(n in members for n in first)
+        return sum(n not in members for n in first) + int(to_segment)
 
 
 def plan_step(

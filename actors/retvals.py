@@ -3,7 +3,7 @@ frame's retvals: by the host partition's node that produces a fetched value, bef
 the unit that produced it, and by the coordinator for a fetch that is also fed.
 
 Every writer runs on the loop's thread, in a host-partition actor's turn (fetches are served on
-the host: planner ``_assign_fetches``). The coordinator reads the slots only when the step has
+the host: ``planner._wire_fetches``). The coordinator reads the slots only when the step has
 nothing in flight, so every write happened before (step.py's count orders them). A write to an
 aborted step is dropped: the step's values are never read, and must not be kept alive by it.
 """
