@@ -191,7 +191,7 @@ class Session:
         # no run actions, no tracing, no deadline: _run_plan's steps, shortened
         hit = plan.executors.get(tuple(feeds) if feeds else ())
         executor, perm = hit if hit is not None and hit[0].cell.alive else self._executor_for(rt, plan, feeds)
-        step = StepState(  # _new_step's, inlined: the call was a twentieth of a cheap step
+        step = StepState(  # _new_step's, inlined: one call fewer on the fixed-cost path
             [feeds[t] for t in executor.feeds] if feeds else (),
             len(plan.tensors),
             False,
