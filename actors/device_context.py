@@ -33,6 +33,7 @@ class SessionDevices:
         self.allow_soft_placement = config.allow_soft_placement
         self.fuse_loops = config.fuse_loops
         self.gpu_pipeline = config.gpu_pipeline
+        self.bulk_segments = config.bulk_segments
 
     def resolve(self, requested: str) -> str | None:
         return self.devices.resolve(requested)

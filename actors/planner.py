@@ -86,9 +86,8 @@ class ExecutorPlan:
     roots: list[int] = field(default_factory=list)
     # names of the step's fetches, in fetch order (for errors about them)
     fetch_names: list[str] = field(default_factory=list)
-    # host cheap CPU nodes in one segment actor (SessionConfig.bulk_segments; actors/segment.py)
-    segments: bool = True
-    # the nodes that segment hosts, once the specs are bound (None: no segment)
+    # the cheap CPU nodes one segment actor hosts (actors/segment.py), decided when the specs are
+    # bound (None: no segment, or SessionConfig.bulk_segments off)
     segment: SegmentPlan | None = None
 
     @property
@@ -145,7 +144,7 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
         plan.specs = [node.bind(ctx, constants) for node in plan.nodes]
         if getattr(ctx, "gpu_pipeline", False):
             plan.specs = _pipeline_gpu_edges(plan.specs)
-        plan.segment = SegmentPlan.of(plan.specs) if plan.segments else None
+        plan.segment = SegmentPlan.of(plan.specs) if getattr(ctx, "bulk_segments", True) else None
 
 
 #: Consumers with more inputs than this get their values at KernelDone, not pipelined: a wide
