@@ -1,0 +1,258 @@
+"""Run public TF1 programs under TensorFlow and under antcolony, changed only in their import lines,
+and print a table of what each side gave.
+
+The programs are not in this repository (they are other people's code): check the collections out
+side by side in one folder, each as ``owner+name``, and point ``--source`` (or the environment
+variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
+
+    git clone https://github.com/aymericdamien/TensorFlow-Examples  $DIR/aymericdamien+TensorFlow-Examples
+    git clone https://github.com/nlintz/TensorFlow-Tutorials        $DIR/nlintz+TensorFlow-Tutorials
+    python scripts/tf1_programs.py --source $DIR
+
+What is rewritten, the same way on both sides (``rewrite``): ``import tensorflow as tf`` becomes
+``import antcolony.compat.v1 as tf`` or ``import tensorflow.compat.v1 as tf`` (TF 2 in TF1 mode);
+TF1's MNIST loader, which downloads, becomes ``scripts/tf1_programs_support.py``'s stand-in over
+scikit-learn's digits; ``from tensorflow.contrib import rnn`` (gone from TF 2) becomes that
+module's ``rnn``, which is ``tf.nn.rnn_cell`` and ``tf.nn``. Nothing else changes. Each side runs in
+its own process, in its own empty folder, with a time limit; a program that prints its progress is
+compared at the last step both sides reached.
+
+Judging a match (``Metric.kind``): ``accuracy``, antcolony's within 0.05 of TF's or above it;
+``loss``, antcolony's at most 25 % (or 0.05) above TF's; ``band``, within 25 % (or 0.05) either
+way (GAN losses, which are not minimised); ``output``, the same printed lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+SUPPORT = HERE / "tf1_programs_support.py"
+SOURCE_ENV = "ANTCOLONY_TF1_PROGRAMS"
+
+AYM = "aymericdamien+TensorFlow-Examples"
+NLI = "nlintz+TensorFlow-Tutorials"
+
+IMPORTS = {
+    "antcolony": "import antcolony.compat.v1 as tf",
+    "tensorflow": "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()",
+}
+LINE_REWRITES = [
+    (re.compile(r"^from tensorflow\.examples\.tutorials\.mnist import input_data\s*$", re.M),
+     "import tf1_programs_support as input_data"),
+    (re.compile(r"^from tensorflow\.contrib import rnn\s*$", re.M), "from tf1_programs_support import rnn"),
+]  # fmt: skip
+TF_IMPORT = re.compile(r"^import tensorflow as tf\s*$", re.M)
+
+STEP_LOSS = r"^Step (?P<key>\d+)\D.*?Loss[=:] *(?P<value>[-0-9.e]+)"
+FINAL_ACCURACY = r"^(?:Testing )?Accuracy:? *(?P<value>[0-9.e-]+)"
+EPOCH_COST = r"^Epoch: *(?P<key>\d+) *cost= *(?P<value>[-0-9.e]+)"
+NLINTZ_EPOCH = r"^(?P<key>\d+) (?P<value>[0-9.]+)\s*$"
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """A printed figure: ``pattern`` has a ``value`` group and, for progress lines, a ``key``."""
+
+    pattern: str
+    kind: str  # accuracy | loss | band | output
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    repo: str
+    path: str
+    metrics: tuple[Metric, ...]
+    timeout: float = 300.0
+
+    @property
+    def name(self) -> str:
+        return pathlib.Path(self.path).stem
+
+
+def _acc_or_loss(*extra: Metric) -> tuple[Metric, ...]:
+    return (Metric(FINAL_ACCURACY, "accuracy"), *extra, Metric(STEP_LOSS, "loss"), Metric(EPOCH_COST, "loss"))
+
+
+OUTPUT = (Metric(r"^(?P<value>.+)$", "output"),)
+GAN_STEP = (Metric(r"^Step (?P<key>\d+): Generator Loss: \S+, Discriminator Loss: (?P<value>\S+)", "band"),)
+V1 = "tensorflow_v1/examples/"
+PROGRAMS = [
+    Program(AYM, V1 + "1_Introduction/helloworld.py", OUTPUT),
+    Program(AYM, V1 + "1_Introduction/basic_operations.py", OUTPUT),
+    Program(AYM, V1 + "2_BasicModels/linear_regression.py", (Metric(EPOCH_COST, "loss"),)),
+    Program(AYM, V1 + "2_BasicModels/logistic_regression.py", _acc_or_loss()),
+    Program(AYM, V1 + "2_BasicModels/nearest_neighbor.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/autoencoder.py", (Metric(STEP_LOSS, "loss"),)),
+    Program(AYM, V1 + "3_NeuralNetworks/bidirectional_rnn.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/convolutional_network_raw.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/dcgan.py", GAN_STEP),
+    Program(AYM, V1 + "3_NeuralNetworks/gan.py", GAN_STEP),
+    Program(AYM, V1 + "3_NeuralNetworks/multilayer_perceptron.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/neural_network_raw.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/recurrent_network.py", _acc_or_loss()),
+    Program(AYM, V1 + "3_NeuralNetworks/variational_autoencoder.py", (Metric(r"^Step (?P<key>\d+), Loss: (?P<value>\S+)", "loss"),)),
+    Program(AYM, V1 + "4_Utils/save_restore_model.py", _acc_or_loss()),
+    Program(AYM, V1 + "4_Utils/tensorboard_advanced.py", _acc_or_loss()),
+    Program(AYM, V1 + "4_Utils/tensorboard_basic.py", _acc_or_loss()),
+    Program(NLI, "00_multiply.py", OUTPUT),
+    Program(NLI, "01_linear_regression.py", OUTPUT),
+    Program(NLI, "02_logistic_regression.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "03_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "04_modern_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "05_convolutional_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "07_lstm.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "08_word2vec.py", (Metric(r"^Loss at  ?(?P<key>\d+): (?P<value>\S+)", "loss"),)),
+    Program(NLI, "09_tensorboard.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "10_save_restore_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
+    Program(NLI, "11_gan.py", (Metric(r"^(?P<key>\d+) \S+ (?P<value>\S+) ", "band"),)),
+]  # fmt: skip
+
+
+def rewrite(source: str, side: str) -> str:
+    """The program as one side runs it: its import lines replaced, nothing else."""
+    out = TF_IMPORT.sub(IMPORTS[side].replace("\\", "\\\\"), source)
+    for pattern, line in LINE_REWRITES:
+        out = pattern.sub(line, out)
+    return out
+
+
+@dataclasses.dataclass
+class Run:
+    status: str  # ok | failed | timeout | missing
+    seconds: float
+    stdout: str
+    error: str = ""
+
+
+def run_side(program: Program, source_dir: pathlib.Path, side: str, timeout: float) -> Run:
+    original = source_dir / program.repo / program.path
+    if not original.exists():
+        return Run("missing", 0.0, "", f"{original} not found")
+    work = pathlib.Path(tempfile.mkdtemp(prefix=f"tf1prog-{program.name}-{side}-"))
+    try:
+        (work / "program.py").write_text(rewrite(original.read_text(), side))
+        shutil.copy(SUPPORT, work / SUPPORT.name)
+        env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
+        env["TF1_PROGRAMS_SIDE"] = side
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(work), env.get("PYTHONPATH", "")]))
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "program.py"], cwd=work, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            status = "ok" if proc.returncode == 0 else "failed"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            status = "timeout"
+        seconds = time.perf_counter() - start
+        last_error = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
+        return Run(status, seconds, out, last_error if status == "failed" else "")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def figures(metric: Metric, stdout: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for i, match in enumerate(re.finditer(metric.pattern, stdout, re.M)):
+        key = match.groupdict().get("key") or (f"line{i}" if metric.kind == "output" else "final")
+        found[key] = match.group("value").strip()
+    return found
+
+
+def _close(a: float, t: float) -> bool:
+    return abs(a - t) <= max(0.25 * abs(t), 0.05)
+
+
+def judge(kind: str, ours: str, theirs: str) -> bool:
+    if kind == "output":
+        return ours == theirs
+    try:
+        a, t = float(ours.strip("[]")), float(theirs.strip("[]"))
+    except ValueError:
+        return False
+    if kind == "accuracy":
+        return a >= t - 0.05
+    if kind == "loss":
+        return a <= t or _close(a, t)
+    return _close(a, t)
+
+
+def compare(program: Program, ours: Run, theirs: Run) -> tuple[bool, str, str, str]:
+    """(match, what TF gave, what antcolony gave, the key compared) on the first metric both have."""
+    for metric in program.metrics:
+        a, t = figures(metric, ours.stdout), figures(metric, theirs.stdout)
+        common = [k for k in t if k in a]
+        if not common:
+            continue
+        if metric.kind == "output":
+            keys = list(t)
+            same = ours.status == theirs.status and list(a.values()) == list(t.values())
+            return same, f"{len(keys)} lines", f"{len(a)} lines", "all"
+        key = common[-1]
+        return judge(metric.kind, a[key], t[key]), t[key], a[key], key
+    return False, _short(theirs), _short(ours), "-"
+
+
+def _short(run: Run) -> str:
+    return run.status + (f": {run.error[:70]}" if run.error else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default=os.environ.get(SOURCE_ENV), help="folder of owner+name checkouts")
+    parser.add_argument(
+        "--programs", default="", help="comma-separated names (file stems) to run; all by default"
+    )
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per program and side")
+    parser.add_argument("--sides", default="tensorflow,antcolony")
+    parser.add_argument("--json", default=None, help="write the results here too")
+    args = parser.parse_args(argv)
+    if not args.source:
+        parser.error(f"--source (or ${SOURCE_ENV}) must name the folder holding the checkouts")
+    source = pathlib.Path(args.source)
+    wanted = {p for p in args.programs.split(",") if p}
+    chosen = [p for p in PROGRAMS if not wanted or p.name in wanted]
+    rows = []
+    for program in chosen:
+        timeout = args.timeout or program.timeout
+        runs = {side: run_side(program, source, side, timeout) for side in args.sides.split(",")}
+        ours, theirs = runs.get("antcolony"), runs.get("tensorflow")
+        if ours is None or theirs is None:
+            match, t, a, key = False, "", "", "-"
+        else:
+            match, t, a, key = compare(program, ours, theirs)
+        row = {
+            "program": program.name, "source": f"{program.repo.replace('+', '/')}/{program.path}",
+            "tf": f"{theirs.status} {t}" if theirs else "", "antcolony": f"{ours.status} {a}" if ours else "",
+            "at": key, "tf_s": round(theirs.seconds, 1) if theirs else None,
+            "antcolony_s": round(ours.seconds, 1) if ours else None, "match": match,
+        }  # fmt: skip
+        rows.append(row)
+        print(
+            f"{row['program']:<28} TF {row['tf'][:40]:<40} antcolony {row['antcolony'][:40]:<40} "
+            f"at {key:<6} {row['tf_s']}s/{row['antcolony_s']}s {'match' if match else 'DIFFERS'}",
+            flush=True,
+        )
+    ran = [r for r in rows if not r["tf"].startswith("missing")]
+    print(f"\n{sum(r['match'] for r in ran)} of {len(ran)} programs give TF's result")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Public TF1 programs, changed only in their import lines (scripts/tf1_programs.py).
+
+The rewrite itself is checked always. The programs are other people's code and are not in this
+repository: the runs are checked when ``ANTCOLONY_TF1_PROGRAMS`` names a folder of their checkouts
+(see the script's docstring) and TensorFlow is installed; otherwise those tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import tf1_programs  # noqa: E402
+import tf1_programs_support  # noqa: E402
+
+PROGRAM = """from __future__ import print_function
+import tensorflow as tf
+from tensorflow.contrib import rnn
+from tensorflow.examples.tutorials.mnist import input_data
+mnist = input_data.read_data_sets("/tmp/data/", one_hot=True)
+x = tf.placeholder("float")  # import tensorflow as tf stays a comment
+"""
+
+
+def test_only_the_import_lines_change():
+    ours = tf1_programs.rewrite(PROGRAM, "antcolony").splitlines()
+    theirs = tf1_programs.rewrite(PROGRAM, "tensorflow").splitlines()
+    original = PROGRAM.splitlines()
+    assert ours[1] == "import antcolony.compat.v1 as tf"
+    assert theirs[1:3] == ["import tensorflow.compat.v1 as tf", "tf.disable_v2_behavior()"]
+    assert ours[2] == "from tf1_programs_support import rnn"
+    assert ours[3] == "import tf1_programs_support as input_data"
+    assert ours[0] == original[0] and ours[4:] == original[4:] and theirs[5:] == original[4:]
+
+
+def test_the_mnist_stand_in_has_mnists_layout():
+    pytest.importorskip("sklearn")
+    data = tf1_programs_support.read_data_sets("/tmp/data/", one_hot=True)
+    images, labels = data.train.next_batch(128)
+    assert images.shape == (128, 784) and images.dtype == np.float32
+    assert images.min() >= 0.0 and images.max() <= 1.0
+    assert labels.shape == (128, 10) and np.all(labels.sum(1) == 1)
+    assert data.test.images.shape[1] == 784 and data.test.num_examples == len(data.test.labels)
+    # A whole epoch and more: next_batch wraps round and counts the epoch.
+    for _ in range(data.train.num_examples // 128 + 1):
+        data.train.next_batch(128)
+    assert data.train.epochs_completed >= 1
+    plain = tf1_programs_support.read_data_sets("", one_hot=False)
+    assert plain.train.labels.ndim == 1 and set(np.unique(plain.train.labels)) == set(range(10))
+
+
+def test_the_judge_follows_its_rules():
+    judge = tf1_programs.judge
+    assert judge("accuracy", "0.91", "0.95") and not judge("accuracy", "0.80", "0.95")
+    assert judge("loss", "0.10", "0.50") and not judge("loss", "1.0", "0.5")
+    assert judge("band", "1.1", "1.0") and not judge("band", "0.5", "1.0")
+    assert judge("output", "b'Hello'", "b'Hello'") and not judge("output", "Hello", "b'Hello'")
+
+
+QUICK = ["helloworld", "basic_operations", "00_multiply", "logistic_regression", "neural_network_raw"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", QUICK)
+def test_a_public_program_gives_tfs_result(name):
+    source = os.environ.get(tf1_programs.SOURCE_ENV)
+    if not source:
+        pytest.skip(f"set {tf1_programs.SOURCE_ENV} to a folder of the programs' checkouts")
+    if importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("TensorFlow is the reference: pip install -e '.[tf1]'")
+    program = next(p for p in tf1_programs.PROGRAMS if p.name == name)
+    ours = tf1_programs.run_side(program, pathlib.Path(source), "antcolony", 300)
+    theirs = tf1_programs.run_side(program, pathlib.Path(source), "tensorflow", 300)
+    if theirs.status == "missing":
+        pytest.skip(theirs.error)
+    match, tf_gave, we_gave, key = tf1_programs.compare(program, ours, theirs)
+    assert match, f"{name}: TF {tf_gave}, antcolony {we_gave} (at {key}); antcolony stderr: {ours.error}"
