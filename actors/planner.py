@@ -44,6 +44,8 @@ class ResourceContext(Protocol):
     """What binding a plan creates through the session (kernels, workers, engine vars, constants)."""
 
     inline_threshold: int
+    gpu_pipeline: bool  # GPU kernels hand their outputs to same-GPU consumers at launch
+    bulk_segments: bool  # a partition's cheap CPU nodes run in one SegmentActor (segment.py)
 
     def kernel(
         self, op: Operation, device: str
@@ -142,9 +144,9 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
     for plan in plans:
         constants: dict[int, Any] = {}  # id(Const op) -> its value on the plan's device, made once
         plan.specs = [node.bind(ctx, constants) for node in plan.nodes]
-        if getattr(ctx, "gpu_pipeline", False):
+        if ctx.gpu_pipeline:
             plan.specs = _pipeline_gpu_edges(plan.specs)
-        plan.segment = SegmentPlan.of(plan.specs) if getattr(ctx, "bulk_segments", True) else None
+        plan.segment = SegmentPlan.of(plan.specs) if ctx.bulk_segments else None
 
 
 #: Consumers with more inputs than this get their values at KernelDone, not pipelined: a wide
