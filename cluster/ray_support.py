@@ -22,6 +22,12 @@ logger = logging.getLogger(__name__)
 NAMESPACE = "antcolony"
 SIM_GPU_PREFIX = "sim_gpu_"  # a node resource per simulated GPU: {"sim_gpu_0": 1}
 SIM_GPU_MIB = "sim_gpu_mib"  # a node resource giving the memory (MiB) of each of its simulated GPUs
+REAL_GPU = "gpu"  # what a job names to run on a real GPU: it asks Ray's own num_gpus
+REAL_GPU_PREFIX = "gpu_"  # a real GPU of a node, by the id Ray assigns: gpu_0, gpu_1, ...
+GPU_MIB = "gpu_mib"  # a node resource giving the memory (MiB) of each of its real GPUs
+# "1": a node's Ray GPUs are stand-ins (tests without CUDA): jobs are placed through num_gpus and
+# learn the GPU index Ray assigned, but run on a simulated GPU of gpu_mib MiB.
+STANDIN_GPUS_ENV = "ANTCOLONY_STANDIN_GPUS"
 CLUSTER_DIR_ENV = "ANTCOLONY_CLUSTER_DIR"
 SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -84,6 +90,9 @@ def connect(
         resources = {f"{SIM_GPU_PREFIX}{i}": 1.0 for i in range(sim_gpus)}
         if sim_gpus:
             resources[SIM_GPU_MIB] = float(sim_gpu_mib)
+        real = local_gpus()
+        if real:  # Ray counts them as num_gpus itself; their size lets a job ask a memory share
+            resources[GPU_MIB] = float(min(g["total"] for g in real) >> 20)
         ray.init(
             namespace=NAMESPACE,
             _node_ip_address="127.0.0.1",
@@ -128,6 +137,54 @@ def node_sim_gpus(node: dict[str, Any]) -> dict[str, int]:
         for name in sorted(resources)
         if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX) :].isdigit()
     }
+
+
+def node_real_gpus(node: dict[str, Any]) -> dict[str, int]:
+    """A Ray node's real GPUs (``gpu_<Ray's id>`` -> memory in bytes), from ``ray.nodes()``: its
+    ``GPU`` count, each of ``gpu_mib`` MiB (none when the node does not advertise their size)."""
+    resources = node.get("Resources", {})
+    mib = int(resources.get(GPU_MIB, 0))
+    return {f"{REAL_GPU_PREFIX}{i}": mib << 20 for i in range(int(resources.get("GPU", 0)))} if mib else {}
+
+
+def standin_gpus() -> bool:
+    return os.environ.get(STANDIN_GPUS_ENV, "").strip() == "1"
+
+
+def local_gpus() -> list[dict[str, Any]]:
+    """This machine's GPUs from NVML: index, name, bus_id, total and used bytes; [] without NVML
+    (module ``pynvml`` of the nvidia-ml-py distribution) or without a GPU."""
+    try:
+        import pynvml
+    except ImportError:
+        return []
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:  # NVMLError: no driver, no device
+        logger.debug("NVML unavailable: %s", exc)
+        return []
+    try:
+        out = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            mem = pynvml.nvmlDeviceGetMemoryInfo(handle)
+            name = pynvml.nvmlDeviceGetName(handle)
+            bus = pynvml.nvmlDeviceGetPciInfo(handle).busId
+            out.append(
+                {
+                    "index": i,
+                    "name": name.decode() if isinstance(name, bytes) else str(name),
+                    "bus_id": (bus.decode() if isinstance(bus, bytes) else str(bus)).lower(),
+                    "total": int(mem.total),
+                    "used": int(mem.used),
+                }
+            )
+        return out
+    except Exception as exc:
+        logger.warning("NVML failed while listing GPUs: %s", exc)
+        return []
+    finally:
+        pynvml.nvmlShutdown()
 
 
 # --- the cluster's record of where jobs run --------------------------------------------------

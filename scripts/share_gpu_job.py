@@ -46,9 +46,16 @@ def build(width: int, batch: int, seed: int) -> tuple[ac.Graph, dict[str, Any]]:
     return g, {"train": train, "init": init, "feed": feed}
 
 
-async def report(counter: list[int], every: float, stop: str) -> None:
+async def report(counter: list[int], every: float, stop: str, progress: str | None = None) -> None:
     while not os.path.exists(stop):
-        print(json.dumps({"t": time.time(), "steps": counter[0]}), flush=True)
+        line = json.dumps({"t": time.time(), "steps": counter[0]})
+        print(line, flush=True)
+        if progress:
+            # whole or absent for a reader: written aside, then renamed over the last one
+            tmp = f"{progress}.tmp"
+            with open(tmp, "w") as f:
+                f.write(line)
+            os.replace(tmp, progress)
         await asyncio.sleep(every)
 
 
@@ -56,7 +63,8 @@ def job_config(sim_gpu_memory_mib: int) -> ac.SessionConfig:
     """The job's session settings; its config and status paths come from GPU_CONFIG_FILE /
     GPU_STATUS_FILE, as AntMan's jobs'."""
     return ac.SessionConfig(
-        gpu_backend="sim",
+        # a cluster job runs on the backend its coordinator names (a real GPU where Ray gave one)
+        gpu_backend=os.environ.get("ANTCOLONY_GPU_BACKEND", "sim"),
         sim_gpu_count=1,
         sim_gpu_memory=sim_gpu_memory_mib * MiB,
         intra_op_threads=1,
@@ -73,13 +81,14 @@ async def main() -> int:
     p.add_argument("--sim-gpu-memory-mib", type=int, default=256)
     p.add_argument("--every", type=float, default=0.25, help="seconds between progress lines")
     p.add_argument("--stop", required=True, help="the job ends when this file exists")
+    p.add_argument("--progress", default=None, help="also keep the latest progress line in this file")
     args = p.parse_args()
     g, t = build(args.width, args.batch, args.seed)
     config = job_config(args.sim_gpu_memory_mib)
     counter = [0]
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])
-        reporter = asyncio.ensure_future(report(counter, args.every, args.stop))
+        reporter = asyncio.ensure_future(report(counter, args.every, args.stop, args.progress))
         while not os.path.exists(args.stop):
             await sess.run(t["train"], t["feed"])
             counter[0] += 1
