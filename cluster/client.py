@@ -72,8 +72,11 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
     if gpu is not None and gpu not in gpus:
         raise ConfigError(f"--gpu {gpu}: the cluster has no such GPU; it has {', '.join(sorted(gpus))}")
     if gpu is None:
+        # the freest simulated GPU where the cluster has some (as before real GPUs joined), else a
+        # real one (Ray picks which)
         available = ray.available_resources()
-        gpu = max(sorted(gpus), key=lambda name: available.get(name, 0.0))
+        sims = sorted(name for name in gpus if name != REAL_GPU)
+        gpu = max(sims, key=lambda name: available.get(name, 0.0)) if sims else REAL_GPU
     if priority == OPPORTUNISTIC:
         return gpu, OPPORTUNISTIC_SHARE
     if gpu_memory <= 0 or gpu_memory > gpus[gpu]:
@@ -166,7 +169,7 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
                 "alive": alive,
                 "lost_jobs": lost,
                 "address": node.get("NodeManagerAddress"),
-                "gpus": node_sim_gpus(node),
+                "gpus": node_sim_gpus(node) | node_real_gpus(node),
             }
         )
     # Ray forgets dead nodes after a while; their jobs are still reported lost.

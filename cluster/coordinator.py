@@ -150,6 +150,7 @@ class Coordinator:
 
     def _views(self) -> list[JobView]:
         views = []
+        now = time.monotonic()
         for job_id, spec in self.jobs.items():
             status, _ = _read_json(self._job_dir(job_id) / "status.json")
             # Every poll is a sample: the job rewrites its status file only when a figure moved,
@@ -170,6 +171,7 @@ class Coordinator:
                     float(step) if isinstance(step, (int, float)) and step > 0 else None,
                     seq,
                     int(gpu.get("hostFallbacks", 0) or 0),
+                    now,
                 )
             )
         return views
