@@ -341,7 +341,8 @@ def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[Jo
     if calm < s.calm_polls or st.perf >= j.asked_perf:
         return st, ""
     # Never back to a level that hurt; a suspended job is always resumed, at min_perf at least.
-    perf = min(j.asked_perf, st.perf + s.perf_step, ceiling - 1)
+    # A step below the level that hurt: probing it again costs the guaranteed job a back-off.
+    perf = min(j.asked_perf, st.perf + s.perf_step, ceiling - s.perf_step if ceiling <= 100 else 100)
     if st.perf == 0:
         perf = max(perf, s.min_perf)
     if perf <= st.perf:

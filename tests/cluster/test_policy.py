@@ -137,8 +137,8 @@ def test_a_job_backed_off_is_raised_again_but_not_back_to_the_level_that_hurt_un
         state, ds = decide(CAP, jobs, state, settings)
         decisions += [d for d in ds if d.job_id == "O"]
     perfs = [d.perf for d in decisions]
-    assert perfs[:3] == [30, 50, 59]  # backed off from 60, raised, held below 60
-    assert perfs[3:] == [79, 99, 100] and "forgotten" in decisions[3].reason
+    assert perfs[:2] == [30, 40]  # backed off from 60, raised, held a step (20) below 60
+    assert perfs[2:] == [60, 80, 100] and "forgotten" in decisions[2].reason
 
 
 def test_a_suspended_job_is_always_resumed_when_the_guaranteed_job_is_well_again() -> None:
