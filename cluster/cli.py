@@ -75,11 +75,19 @@ def _mib(value: Any) -> str:
     return f"{value / (1 << 20):.1f}M" if isinstance(value, (int, float)) and value >= 0 else "-"
 
 
+def _gpu_text(name: str, mem: int, node: dict[str, Any]) -> str:
+    """A GPU of a node: a real one as NVML names it (model, bus id, memory in use of its total)."""
+    info = node.get("gpu_info", {}).get(name)
+    if not info:
+        return f"{name} {_mib(mem)}"
+    return f"{name} {info['name']} {info['bus_id']} ({_mib(info['used'])} used of {_mib(info['total'])})"
+
+
 def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
     """The cluster as a table: nodes, their GPUs, their jobs; then each node's last decisions."""
     lines = []
     for node in nodes:
-        gpus = ", ".join(f"{name} {_mib(mem)}" for name, mem in node.get("gpus", {}).items()) or "no GPU"
+        gpus = ", ".join(_gpu_text(name, mem, node) for name, mem in node.get("gpus", {}).items()) or "no GPU"
         state = "alive" if node.get("alive") else "GONE (its jobs went with it)"
         lines.append(f"node {node['node_id'][:12]} {node.get('address', '')} {state}: {gpus}")
         if node.get("error"):
@@ -141,11 +149,19 @@ def add_parsers(sub: Any) -> None:
     submit.add_argument("--perf", type=int, default=100, help="perfControl the job asks (0..100)")
     submit.add_argument("--priority", choices=["guaranteed", "opportunistic"], default="guaranteed")
     submit.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
-    submit.add_argument("--gpu", default=None, help="the simulated GPU resource to use (default: the freest)")
+    submit.add_argument(
+        "--gpu",
+        default=None,
+        help="gpu: a real GPU, through Ray's num_gpus (Ray picks which); or a simulated GPU resource "
+        "such as sim_gpu_0 (default: the freest)",
+    )
     submit.add_argument("--name", default=None, help="job id (default: script name + random suffix)")
     submit.add_argument("--detach", action="store_true", help="return once submitted (needs --address)")
     submit.add_argument(
-        "--sim-gpus", type=int, default=1, help="simulated GPUs of a local Ray (no --address)"
+        "--sim-gpus",
+        type=int,
+        default=None,
+        help="simulated GPUs of a local Ray (no --address; default: none on a machine with real GPUs, else 1)",
     )
     submit.add_argument(
         "--sim-gpu-memory", default="16GiB", help="memory of each simulated GPU of a local Ray"

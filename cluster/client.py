@@ -1,9 +1,12 @@
 """The driver's side: submit a job, read the cluster's state, stop a job.
 
-Placement is Ray's: a job asks ``{<sim GPU resource>: fraction}``, where a guaranteed job's
-fraction is the share of the GPU's memory it asks (so guaranteed jobs never over-commit a GPU,
-and one that does not fit waits until a share is freed) and an opportunistic job asks a token
+Placement is Ray's: a job asks a fraction of a GPU, where a guaranteed job's fraction is the
+share of the GPU's memory it asks (so guaranteed jobs never over-commit a GPU, and one that does
+not fit waits until a share is freed) and an opportunistic job asks a token
 ``OPPORTUNISTIC_SHARE`` (it uses what is left and is squeezed by the coordinator when needed).
+On a simulated GPU the fraction is of its custom resource (``{"sim_gpu_0": fraction}``); on a
+real one (``gpu="gpu"``) it is Ray's own ``num_gpus``, and Ray picks the GPU and sets the job's
+CUDA_VISIBLE_DEVICES.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from antcolony.errors import ConfigError
 
 from .job import GUARANTEED, OPPORTUNISTIC, JobActor, JobSpec
 from .ray_support import (
+    REAL_GPU,
     coordinator_name,
     forget_job,
     job_actor_name,
+    node_real_gpus,
     node_sim_gpus,
     recorded_jobs,
     require_ray,
@@ -33,27 +38,45 @@ OPPORTUNISTIC_SHARE = 0.01
 
 
 def _gpus(ray: Any) -> dict[str, int]:
-    """Every simulated GPU resource name in the cluster and its memory (largest where they differ)."""
+    """Every simulated GPU resource name in the cluster and its memory (largest where they
+    differ), and ``REAL_GPU`` when some node has real GPUs (memory: the smallest of them, so a
+    guaranteed job's share fits wherever Ray places it)."""
     gpus: dict[str, int] = {}
+    real: list[int] = []
     for node in ray.nodes():
         if node.get("Alive"):
             for name, mem in node_sim_gpus(node).items():
                 gpus[name] = max(gpus.get(name, 0), mem)
+            real += node_real_gpus(node).values()
+    if real:
+        gpus[REAL_GPU] = min(real)
     return gpus
+
+
+def gpu_memory(gpu: str) -> int:
+    """The memory (bytes) of the cluster's GPU ``gpu`` (a simulated GPU resource, or ``REAL_GPU``)."""
+    gpus = _gpus(require_ray())
+    if gpu not in gpus:
+        raise ConfigError(f"the cluster has no GPU {gpu!r}; it has {', '.join(sorted(gpus)) or 'none'}")
+    return gpus[gpu]
 
 
 def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tuple[str, float]:
     gpus = _gpus(ray)
     if not gpus:
         raise ConfigError(
-            "the Ray cluster has no simulated GPU: start its nodes with resources such as "
-            '\'{"sim_gpu_0": 1, "sim_gpu_mib": 1024}\' (real GPUs through num_gpus are not supported yet)'
+            "the Ray cluster has no GPU: start its nodes with real GPUs and their size, "
+            "--num-gpus 1 --resources '{\"gpu_mib\": 81920}', or with simulated ones, "
+            '--resources \'{"sim_gpu_0": 1, "sim_gpu_mib": 1024}\''
         )
     if gpu is not None and gpu not in gpus:
         raise ConfigError(f"--gpu {gpu}: the cluster has no such GPU; it has {', '.join(sorted(gpus))}")
     if gpu is None:
+        # the freest simulated GPU where the cluster has some (as before real GPUs joined), else a
+        # real one (Ray picks which)
         available = ray.available_resources()
-        gpu = max(sorted(gpus), key=lambda name: available.get(name, 0.0))
+        sims = sorted(name for name in gpus if name != REAL_GPU)
+        gpu = max(sims, key=lambda name: available.get(name, 0.0)) if sims else REAL_GPU
     if priority == OPPORTUNISTIC:
         return gpu, OPPORTUNISTIC_SHARE
     if gpu_memory <= 0 or gpu_memory > gpus[gpu]:
@@ -88,7 +111,11 @@ def submit(
     gpu, share = _choose_gpu(ray, gpu, gpu_memory, priority)
     job_id = job_id or f"{Path(script).stem}-{uuid.uuid4().hex[:6]}"
     spec = JobSpec(job_id, os.path.abspath(script), list(args or []), gpu, gpu_memory, perf, priority, detach)
-    options: dict[str, Any] = {"name": job_actor_name(job_id), "num_cpus": 0, "resources": {gpu: share}}
+    options: dict[str, Any] = {"name": job_actor_name(job_id), "num_cpus": 0}
+    if gpu == REAL_GPU:
+        options["num_gpus"] = share  # Ray picks the GPU and sets CUDA_VISIBLE_DEVICES
+    else:
+        options["resources"] = {gpu: share}
     if detach:
         options["lifetime"] = "detached"
     actor = ray.remote(JobActor).options(**options).remote(asdict(spec))
@@ -142,7 +169,7 @@ def cluster_status(timeout: float = 10.0) -> list[dict[str, Any]]:
                 "alive": alive,
                 "lost_jobs": lost,
                 "address": node.get("NodeManagerAddress"),
-                "gpus": node_sim_gpus(node),
+                "gpus": node_sim_gpus(node) | node_real_gpus(node),
             }
         )
     # Ray forgets dead nodes after a while; their jobs are still reported lost.

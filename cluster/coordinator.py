@@ -27,11 +27,23 @@ from typing import Any
 from antcolony.config.atomic_file import write_file_atomic
 
 from .policy import Decision, JobView, PolicySettings, PolicyState, decide
-from .ray_support import cluster_dir, forget_job, job_actor_name, node_sim_gpus, record_job, require_ray
+from .ray_support import (
+    REAL_GPU_PREFIX,
+    cluster_dir,
+    forget_job,
+    job_actor_name,
+    local_gpus,
+    node_real_gpus,
+    node_sim_gpus,
+    record_job,
+    require_ray,
+    standin_gpus,
+)
 
 logger = logging.getLogger(__name__)
 
 SIM_BUS = "01:00.0"  # a job sees its simulated GPU as GPU 0, as CUDA_VISIBLE_DEVICES would
+REAL_KEY = "gpu:0"  # a job on a real GPU sees only the one Ray assigned it, as its GPU 0
 
 
 def _pid_alive(pid: int) -> bool:
@@ -66,7 +78,8 @@ class Coordinator:
         self.settings = settings or PolicySettings()
         self.dir = cluster_dir() / node_id[:16]
         node: dict[str, Any] = next((n for n in ray.nodes() if n["NodeID"] == node_id), {})
-        self.gpus = node_sim_gpus(node)
+        self.gpus = node_sim_gpus(node) | node_real_gpus(node)
+        self.standin = standin_gpus()
         self.jobs: dict[str, dict[str, Any]] = {}
         self.status: dict[str, dict[str, Any]] = {}
         self.state = PolicyState()
@@ -101,7 +114,7 @@ class Coordinator:
                 continue
             config, _ = _read_json(spec_path.with_name("config.json"))
             self.jobs[spec["job_id"]] = spec
-            info = config.get("gpuConfigInfo", {}).get(SIM_BUS, {})
+            info: dict[str, Any] = next(iter(config.get("gpuConfigInfo", {}).values()), {})
             self._log(
                 Decision(
                     spec["job_id"],
@@ -111,8 +124,14 @@ class Coordinator:
                 )
             )
 
+    def _real(self, gpu: str) -> bool:
+        """Whether jobs on ``gpu`` run on a real GPU (CUDA), not a simulated one."""
+        return gpu.startswith(REAL_GPU_PREFIX) and not self.standin
+
     def _write_config(self, job_id: str, mem: int, perf: int) -> None:
-        body = {"gpuConfigInfo": {SIM_BUS: {"maxDeviceMem": int(mem)}}, "perfControl": int(perf)}
+        spec = self.jobs.get(job_id, {})
+        key = REAL_KEY if self._real(str(spec.get("gpu", ""))) else SIM_BUS
+        body = {"gpuConfigInfo": {key: {"maxDeviceMem": int(mem)}}, "perfControl": int(perf)}
         write_file_atomic(self._job_dir(job_id) / "config.json", json.dumps(body))
 
     def _log(self, d: Decision) -> None:
@@ -131,6 +150,7 @@ class Coordinator:
 
     def _views(self) -> list[JobView]:
         views = []
+        now = time.monotonic()
         for job_id, spec in self.jobs.items():
             status, _ = _read_json(self._job_dir(job_id) / "status.json")
             # Every poll is a sample: the job rewrites its status file only when a figure moved,
@@ -151,6 +171,7 @@ class Coordinator:
                     float(step) if isinstance(step, (int, float)) and step > 0 else None,
                     seq,
                     int(gpu.get("hostFallbacks", 0) or 0),
+                    now,
                 )
             )
         return views
@@ -209,17 +230,24 @@ class Coordinator:
         record_job(spec)  # outlives this node: cluster status names the jobs a departed node took
         self.jobs[spec["job_id"]] = spec
         self._step()
-        return {
+        env = {
             "GPU_CONFIG_FILE": str(job_dir / "config.json"),
             "GPU_STATUS_FILE": str(job_dir / "status.json"),
             "ANTCOLONY_RUNTIME_DIR": str(runtime),
-            "ANTCOLONY_GPU_BACKEND": "sim",
-            "ANTCOLONY_SIM_GPU_COUNT": "1",
-            "ANTCOLONY_SIM_GPU_MEMORY": str(self.gpus[gpu]),
             "ANTCOLONY_STATISTICS_INTERVAL": str(self.poll_interval),
             "ANTCOLONY_CONFIG_POLL_INTERVAL": str(min(0.1, self.poll_interval)),
             "RAY_USAGE_STATS_ENABLED": "0",
         }
+        if self._real(gpu):
+            # CUDA numbers GPUs as NVML and Ray's ids do (by bus), not fastest first.
+            env.update(ANTCOLONY_GPU_BACKEND="cuda", CUDA_DEVICE_ORDER="PCI_BUS_ID")
+        else:
+            env.update(
+                ANTCOLONY_GPU_BACKEND="sim",
+                ANTCOLONY_SIM_GPU_COUNT="1",
+                ANTCOLONY_SIM_GPU_MEMORY=str(self.gpus[gpu]),
+            )
+        return env
 
     async def finished(self, job_id: str, code: int) -> None:
         await self._locked(self._forget, job_id, f"its script ended with exit code {code}")
@@ -254,9 +282,17 @@ class Coordinator:
             "node_id": self.node_id,
             "dir": str(self.dir),
             "gpus": self.gpus,
+            "gpu_info": self._gpu_info(),
             "jobs": jobs,
             "decisions": list(self.decisions),
         }
+
+    def _gpu_info(self) -> dict[str, dict[str, Any]]:
+        """The node's real GPUs as NVML sees them now (name, bus id, total and used bytes), by the
+        name the coordinator governs them under; {} without NVML or real GPUs."""
+        if not any(g.startswith(REAL_GPU_PREFIX) for g in self.gpus):
+            return {}
+        return {f"{REAL_GPU_PREFIX}{g['index']}": g for g in local_gpus()}
 
 
 def ensure_coordinator(node_id: str, poll_interval: float = 0.25) -> Any:

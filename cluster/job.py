@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .coordinator import ensure_coordinator
-from .ray_support import require_ray
+from .ray_support import REAL_GPU, REAL_GPU_PREFIX, require_ray
 
 GUARANTEED = "guaranteed"
 OPPORTUNISTIC = "opportunistic"
@@ -54,6 +54,12 @@ class JobActor:
         node_id = ray.get_runtime_context().get_node_id()
         coordinator = ensure_coordinator(node_id)
         spec = {**asdict(self.spec), "pid": os.getpid(), "node_id": node_id}
+        if self.spec.gpu == REAL_GPU:
+            # Ray placed it on one of the node's GPUs (a fraction of num_gpus) and made that the
+            # only one its process sees: the coordinator governs it as that GPU.
+            ids = ray.get_gpu_ids()
+            spec["gpu"] = f"{REAL_GPU_PREFIX}{ids[0]}"
+            spec["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
         os.environ.update(ray.get(coordinator.register.remote(spec)))
         code = 1  # the script raised: the exception reaches the submitter, the share is freed
         try:

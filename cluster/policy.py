@@ -7,22 +7,29 @@ Rules, per GPU:
 - A **guaranteed** job gets the memory and perfControl it asks, always.
 - **Opportunistic** jobs share what the guaranteed jobs leave (memory split evenly, capped by
   their own ask). With no guaranteed job on their GPU they run as asked.
-- A guaranteed job's *baseline* step time is learnt first: until ``baseline_samples`` fresh
-  status samples agree (``_baseline``), opportunistic jobs on its GPU are suspended
-  (perfControl 0, memory kept), so the baseline is its step time without them; for at most
-  ``baseline_wait_polls`` polls (a job that never reports a steady step time cannot hold the
-  others suspended for ever).
-- When a guaranteed job's step time (``miniBatchDuration``) exceeds its baseline by more than
-  ``degrade_threshold``, every opportunistic job on its GPU is throttled (perfControl halved,
-  below ``min_perf`` suspended) and the level that hurt becomes its ceiling; when the guaranteed
-  job also falls back to host memory, the opportunistic jobs are shrunk (memory halved).
-- After ``calm_polls`` fresh samples with every guaranteed job within its threshold, each
-  throttled opportunistic job is raised by ``perf_step`` (resumed from 0, at ``min_perf`` at
-  least), never to its ceiling. A ceiling is forgotten when the GPU's set of guaranteed jobs
-  changes. After each throttle or raise the job is left alone for ``settle_polls`` samples: the
-  step times in status files are means over recent steps and show a change only later.
-- The baseline only ever falls (to the fastest mean seen): a job learnt while warming up is
-  then held to what it showed it can do.
+- A guaranteed job's *baseline* step time is learnt first, robustly to noise: the median of its
+  fresh status samples (its first ``warmup_samples`` dropped: a job warming up is slower) once
+  ``baseline_samples`` arrived, or once ``baseline_seconds`` passed since the first with at least
+  two. Meanwhile opportunistic jobs on its GPU are suspended (perfControl 0, memory kept), so the
+  baseline is its step time alone; a job that reports no step time at all holds them for at most
+  ``baseline_wait_polls`` polls. As soon as it is known they resume at ``resume_perf``.
+- A guaranteed job is judged at each fresh sample by a CUSUM of log(step / baseline) less half
+  the back-off threshold: once it passes ``cusum_limit`` times the job's own spread alone (the
+  standard deviation of its log step time, at least ``min_spread``) with at least
+  ``degrade_confirm`` of its last ``judge_samples`` samples over ``1 + degrade_threshold`` times
+  the baseline, the opportunistic jobs on its GPU back off (perfControl times ``backoff``; below
+  ``min_perf``, suspended) and the level that hurt becomes their ceiling. A sustained slowdown
+  adds up in a few samples, a doubling in one or two; a noisy sample never throttles alone. When
+  it also falls back to host memory, they are shrunk (memory halved).
+- The baseline is re-learnt from every sample taken while its GPU's opportunistic jobs are
+  suspended (after ``settle_polls``): the median of the last ``solo_samples`` such. A slowdown
+  that stays while they are suspended was not theirs: the baseline follows it and they resume.
+- After ``calm_polls`` judgments with the CUSUM near zero (hysteresis: evidence short of a
+  back-off holds the level), each opportunistic job is raised by ``perf_step`` (a suspended one
+  resumed at ``min_perf``), never to its ceiling; a ceiling is forgotten after ``ceiling_polls``
+  calm judgments (the slowdown may have had another cause) and when the GPU's set of guaranteed
+  jobs changes. After each change the job is left alone for ``settle_polls`` samples: the step
+  times in status files are means over recent steps and show it only later.
 
 Opportunistic jobs are suspended and resumed, never killed. Every change is a ``Decision`` with
 its reason, for the coordinator's log and ``antcolony cluster status``.
@@ -30,6 +37,7 @@ its reason, for the coordinator's log and ``antcolony cluster status``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -43,13 +51,23 @@ MiB = 1 << 20
 @dataclass(frozen=True)
 class PolicySettings:
     degrade_threshold: float = 0.25
-    baseline_samples: int = 4
-    baseline_spread: float = 0.15
-    calm_polls: int = 3
-    perf_step: int = 20
+    raise_threshold: float = 0.15
+    baseline_samples: int = 10
+    baseline_seconds: float = 4.0
+    warmup_samples: int = 1
+    baseline_wait_polls: int = 40
+    judge_samples: int = 5
+    cusum_limit: float = 5.0
+    degrade_confirm: int = 2
+    min_spread: float = 0.05
+    backoff: float = 0.5
+    calm_polls: int = 2
+    perf_step: int = 10
+    resume_perf: int = 20
     min_perf: int = 10
     settle_polls: int = 3
-    baseline_wait_polls: int = 40
+    ceiling_polls: int = 20
+    solo_samples: int = 30
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,7 @@ class JobView:
     step_us: float | None = None  # the status file's miniBatchDuration; None before the first
     status_seq: int = 0  # a new value is a fresh sample (the coordinator: its poll number)
     host_fallbacks: int = 0
+    t: float | None = None  # when the sample was read (seconds, any fixed origin); None: untimed
 
 
 @dataclass(frozen=True)
@@ -73,10 +92,16 @@ class JobState:
     mem: int
     perf: int
     baseline_us: float | None = None
-    samples: tuple[float, ...] = ()
+    samples: tuple[float, ...] = ()  # guaranteed: fresh step times, the last ones kept
     seen_seq: int = 0
+    warmed: int = 0  # guaranteed: warm-up samples dropped so far
+    first_t: float | None = None  # guaranteed: when the first baseline sample was read
+    cusum: float = 0.0  # guaranteed: evidence of a slowdown since the last back-off (see _guaranteed)
+    solo: tuple[float, ...] = ()  # guaranteed: samples taken with its GPU's opportunistic jobs idle
+    idle: int = 0  # guaranteed: polls running with its GPU's opportunistic jobs idle
     calm: int = 0
     ceiling: int = 101
+    ceiling_age: int = 0  # calm judgments since the ceiling was set
     fallbacks: int = 0
     hold: int = 0
     waited: int = 0
@@ -99,8 +124,27 @@ class Decision:
         return f"{self.job_id}: maxDeviceMem {self.mem / MiB:.1f} MiB, perfControl {self.perf}: {self.reason}"
 
 
+@dataclass
+class _Verdicts:
+    """What the guaranteed jobs of one GPU say at this poll, for its opportunistic jobs."""
+
+    learning: list[str] = field(default_factory=list)  # baseline still being measured
+    learnt: list[str] = field(default_factory=list)  # baseline known from this poll on
+    unjudged: list[str] = field(default_factory=list)  # gave no steady step time in time
+    degraded: list[str] = field(default_factory=list)  # shown slowed past the threshold (reasons)
+    memory_short: list[str] = field(default_factory=list)
+    calm: int = 0  # fresh judgments within the raise threshold
+    unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
+
+
 def _ms(us: float) -> str:
     return f"{us / 1000:.1f} ms"
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def decide(
@@ -119,6 +163,74 @@ def decide(
     return PolicyState(new), decisions
 
 
+def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone: bool) -> JobState:
+    """Learn or judge the guaranteed job ``j`` from its newest sample; record the verdict in ``v``.
+    ``alone``: its GPU's opportunistic jobs were suspended (or absent) at the last poll."""
+    fresh = j.step_us is not None and j.status_seq != st.seen_seq
+    st = replace(st, idle=st.idle + 1 if alone else 0)
+    if fresh:
+        st = replace(st, seen_seq=j.status_seq)
+        if st.baseline_us is not None and st.idle > s.settle_polls:
+            # A sample of it alone (the means in status files lag a change by some samples): the
+            # baseline is the median of all such, so it firms up with every pause, up or down.
+            assert j.step_us is not None
+            solo = (*st.solo, float(j.step_us))[-s.solo_samples :]
+            st = replace(
+                st,
+                solo=solo,
+                baseline_us=_median(solo) if len(solo) >= s.baseline_samples else st.baseline_us,
+            )
+    if st.baseline_us is None:
+        if fresh and st.warmed < s.warmup_samples:
+            st = replace(st, warmed=st.warmed + 1)
+        elif fresh:
+            assert j.step_us is not None
+            first_t = st.first_t if st.first_t is not None else j.t
+            st = replace(st, samples=(*st.samples, float(j.step_us))[-s.baseline_samples :], first_t=first_t)
+        st = replace(st, waited=st.waited + 1)
+        timed_out = st.first_t is not None and j.t is not None and j.t - st.first_t >= s.baseline_seconds
+        if len(st.samples) >= s.baseline_samples or (timed_out and len(st.samples) >= 2):
+            baseline = _median(st.samples)
+            v.learnt.append(
+                f"baseline of guaranteed job {j.job_id} learnt: {_ms(baseline)} "
+                f"(median of {len(st.samples)} samples)"
+            )
+            return replace(st, baseline_us=baseline, solo=st.samples)
+        (v.learning if st.waited < s.baseline_wait_polls else v.unjudged).append(j.job_id)
+        return st
+    if not fresh:
+        return st
+    assert j.step_us is not None
+    samples = (*st.samples, float(j.step_us))[-s.judge_samples :]
+    # CUSUM of log(step / baseline) against half the back-off threshold: a sustained slowdown of
+    # the threshold adds up to the limit in a few samples, a doubling in one or two, while noise
+    # (the limit is in units of the job's own spread alone) rarely gets there.
+    spread = _spread(st.solo, s)
+    drift = math.log(1 + s.degrade_threshold) / 2
+    cusum = max(0.0, st.cusum + math.log(float(j.step_us) / st.baseline_us) - drift)
+    over = sum(x > st.baseline_us * (1 + s.degrade_threshold) for x in samples)
+    if cusum > s.cusum_limit * spread and over >= s.degrade_confirm:  # never on one sample
+        v.degraded.append(
+            f"guaranteed job {j.job_id} slowed past {1 + s.degrade_threshold:.2f} x its baseline "
+            f"{_ms(st.baseline_us)} (median of its last {len(samples)} samples {_ms(_median(samples))})"
+        )
+        return replace(st, samples=samples, cusum=0.0)
+    if cusum <= drift:
+        v.calm += 1
+    else:
+        v.unsettled += 1
+    return replace(st, samples=samples, cusum=cusum)
+
+
+def _spread(solo: Sequence[float], s: PolicySettings) -> float:
+    """The standard deviation of log step time of a guaranteed job alone (at least ``min_spread``)."""
+    if len(solo) < 3:
+        return max(s.min_spread, 0.3)  # too few samples to tell: assume a noisy machine
+    logs = [math.log(x) for x in solo]
+    mean = sum(logs) / len(logs)
+    return max(s.min_spread, math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)))
+
+
 def _decide_gpu(
     cap: int,
     jobs: list[JobView],
@@ -130,45 +242,15 @@ def _decide_gpu(
     guaranteed = [j for j in jobs if j.priority == GUARANTEED]
     opps = [j for j in jobs if j.priority != GUARANTEED]
     g_ids = frozenset(j.job_id for j in guaranteed)
-    # Guaranteed jobs: what they ask; learn the baseline; judge the newest sample.
-    learning: list[str] = []
-    unjudged: list[str] = []
-    degraded: list[str] = []
-    memory_short: list[str] = []
-    fresh_ok = 0
+    v = _Verdicts()
+    alone = all(o.job_id in state.jobs and state.jobs[o.job_id].perf == 0 for o in opps)
     for j in guaranteed:
         old = state.jobs.get(j.job_id)
         mem = min(j.asked_mem, cap) if cap else j.asked_mem
         st = old or JobState(mem=mem, perf=j.asked_perf, fallbacks=j.host_fallbacks)
-        fresh = j.step_us is not None and j.status_seq != st.seen_seq
-        if fresh:
-            st = replace(st, seen_seq=j.status_seq)
-        if st.baseline_us is None:
-            if fresh:
-                st = replace(st, samples=(*st.samples, float(j.step_us)))  # type: ignore[arg-type]
-            baseline = _baseline(st.samples, s)
-            st = replace(st, waited=st.waited + 1)
-            if baseline is not None:
-                st = replace(st, baseline_us=baseline)
-            elif st.waited < s.baseline_wait_polls:
-                learning.append(j.job_id)
-            else:
-                unjudged.append(j.job_id)
-        elif fresh:
-            assert j.step_us is not None
-            # The samples are means over the job's last steps: a faster one means the baseline,
-            # learnt early, was too slow; hold the job to the fastest seen.
-            baseline_us = min(st.baseline_us, float(j.step_us))
-            st = replace(st, baseline_us=baseline_us)
-            if j.step_us > baseline_us * (1 + s.degrade_threshold):
-                degraded.append(
-                    f"guaranteed job {j.job_id} step {_ms(j.step_us)} > "
-                    f"{1 + s.degrade_threshold:.2f} x its baseline {_ms(baseline_us)}"
-                )
-            else:
-                fresh_ok += 1
+        st = _guaranteed(j, st, s, v, alone)
         if j.host_fallbacks > st.fallbacks:
-            memory_short.append(
+            v.memory_short.append(
                 f"guaranteed job {j.job_id} fell back to host memory "
                 f"({j.host_fallbacks - st.fallbacks} more times)"
             )
@@ -189,7 +271,7 @@ def _decide_gpu(
         if old is None:
             st = JobState(
                 mem=fair_mem,
-                perf=j.asked_perf if not guaranteed else min(j.asked_perf, s.perf_step),
+                perf=j.asked_perf if not guaranteed else min(j.asked_perf, s.resume_perf),
                 guaranteed_set=g_ids,
             )
             reason = (
@@ -201,83 +283,77 @@ def _decide_gpu(
             st, reason = old, ""
             if old.guaranteed_set != g_ids:
                 # Guaranteed jobs came or went: memory follows what they leave, old ceilings go.
-                st = replace(st, mem=fair_mem, ceiling=101, calm=0, guaranteed_set=g_ids)
+                st = replace(st, mem=fair_mem, ceiling=101, ceiling_age=0, calm=0, guaranteed_set=g_ids)
                 reason = f"guaranteed jobs on its GPU changed: gets what they leave ({left / MiB:.1f} MiB)"
                 if not guaranteed:
-                    st = replace(st, perf=j.asked_perf)
+                    st = replace(st, perf=j.asked_perf, hold=0)
                     reason = "no guaranteed job left on its GPU: runs as asked"
             elif st.mem > fair_mem:
                 st = replace(st, mem=fair_mem)
                 reason = f"memory follows what guaranteed jobs leave ({left / MiB:.1f} MiB)"
-        st, why = _pace(st, j, learning, unjudged, degraded, memory_short, fresh_ok, s)
-        reason = why or reason
+        if guaranteed:
+            st, why = _pace(st, j, v, s)
+            reason = why or reason
         if old is None or (old.mem, old.perf) != (st.mem, st.perf):
             out.append(Decision(j.job_id, st.mem, st.perf, reason or "config restated"))
         new[j.job_id] = st
 
 
-def _baseline(samples: tuple[float, ...], s: PolicySettings) -> float | None:
-    """The step time to hold a guaranteed job to: the median of its last ``baseline_samples``
-    once they agree within ``baseline_spread`` (a job's first steps, warming up, are slower);
-    after ``4 * baseline_samples`` samples, the fastest of the last ones."""
-    last = sorted(samples[-s.baseline_samples :])
-    if len(last) < s.baseline_samples:
-        return None
-    if last[-1] <= last[0] * (1 + s.baseline_spread):
-        return last[len(last) // 2]
-    return last[0] if len(samples) >= 4 * s.baseline_samples else None
-
-
-def _pace(
-    st: JobState,
-    j: JobView,
-    learning: list[str],
-    unjudged: list[str],
-    degraded: list[str],
-    memory_short: list[str],
-    fresh_ok: int,
-    s: PolicySettings,
-) -> tuple[JobState, str]:
+def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[JobState, str]:
     """The opportunistic job's perfControl (and memory, under pressure) for this poll."""
-    if learning:
+    if v.learning:
         if st.perf == 0:
             return st, ""
         return replace(st, perf=0, calm=0), (
-            f"suspended while the baseline step time of guaranteed job {', '.join(learning)} is measured"
+            f"suspended while the baseline step time of guaranteed job {', '.join(v.learning)} is measured"
         )
-    if st.hold > 0 and (degraded or memory_short or fresh_ok):
+    if v.learnt and st.perf < s.resume_perf:
+        # Resumed at once, at a low share: the judgments that follow raise it or back it off.
+        perf = min(j.asked_perf, s.resume_perf, st.ceiling - 1)
+        if perf > st.perf:
+            st = replace(st, perf=perf, calm=0, hold=s.settle_polls)
+            return st, f"resumed at {perf}: " + "; ".join(v.learnt)
+    judged = bool(v.degraded or v.memory_short or v.calm or v.unsettled)
+    if st.hold > 0 and judged:
         # A change shows in the guaranteed job's step-time means only some samples later.
         return replace(st, hold=st.hold - 1), ""
-    if degraded or memory_short:
-        perf = st.perf // 2 if degraded else st.perf
+    if v.degraded or v.memory_short:
+        perf = int(st.perf * s.backoff) if v.degraded else st.perf
         perf = 0 if perf < s.min_perf else perf
-        mem = st.mem // 2 if memory_short else st.mem
-        ceiling = min(st.ceiling, st.perf) if degraded else st.ceiling  # the level that hurt
+        mem = st.mem // 2 if v.memory_short else st.mem
         what = []
         if perf != st.perf:
-            what.append("suspended" if perf == 0 else f"throttled {st.perf} -> {perf}")
+            what.append("suspended" if perf == 0 else f"backed off {st.perf} -> {perf}")
         if mem != st.mem:
             what.append(f"shrunk {st.mem / MiB:.1f} -> {mem / MiB:.1f} MiB")
         if not what:  # already suspended: it did not cause this, nothing left to take
             return replace(st, calm=0), ""
-        st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, hold=s.settle_polls)
-        return st, ", ".join(what) + ": " + "; ".join(degraded + memory_short)
-    if not fresh_ok and not unjudged:
-        return st, ""
-    calm = st.calm + 1
+        ceiling = min(st.ceiling, st.perf) if v.degraded else st.ceiling  # the level that hurt
+        st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, ceiling_age=0, hold=s.settle_polls)
+        return st, ", ".join(what) + ": " + "; ".join(v.degraded + v.memory_short)
+    if v.unsettled or not (v.calm or v.unjudged):
+        return st, ""  # between the thresholds (hysteresis), or nothing new: keep the level
+    calm, age, ceiling = st.calm + 1, st.ceiling_age + 1, st.ceiling
+    forgot = ceiling <= 100 and age >= s.ceiling_polls
+    if forgot:
+        ceiling = 101
+    st = replace(st, calm=calm, ceiling_age=age, ceiling=ceiling)
     if calm < s.calm_polls or st.perf >= j.asked_perf:
-        return replace(st, calm=calm), ""
+        return st, ""
     # Never back to a level that hurt; a suspended job is always resumed, at min_perf at least.
-    perf = min(j.asked_perf, st.perf + s.perf_step, st.ceiling - 1)
+    # A step below the level that hurt: probing it again costs the guaranteed job a back-off.
+    perf = min(j.asked_perf, st.perf + s.perf_step, ceiling - s.perf_step if ceiling <= 100 else 100)
     if st.perf == 0:
         perf = max(perf, s.min_perf)
     if perf <= st.perf:
-        return replace(st, calm=calm), ""
+        return st, ""
     verb = "resumed at" if st.perf == 0 else f"raised {st.perf} ->"
     why = (
-        f"guaranteed jobs within {1 + s.degrade_threshold:.2f} x baseline for {calm} samples"
-        if fresh_ok
-        else f"guaranteed job {', '.join(unjudged)} showed no steady step time in {s.baseline_wait_polls} polls: "
+        f"guaranteed jobs within {1 + s.raise_threshold:.2f} x baseline for {calm} judgments"
+        if v.calm
+        else f"guaranteed job {', '.join(v.unjudged)} showed no step time in {s.baseline_wait_polls} polls: "
         "not waiting for it"
     )
+    if forgot:
+        why += f"; the ceiling it had is forgotten after {age} calm judgments"
     return replace(st, perf=perf, calm=0, hold=s.settle_polls), f"{verb} {perf}: {why}"

@@ -22,6 +22,12 @@ logger = logging.getLogger(__name__)
 NAMESPACE = "antcolony"
 SIM_GPU_PREFIX = "sim_gpu_"  # a node resource per simulated GPU: {"sim_gpu_0": 1}
 SIM_GPU_MIB = "sim_gpu_mib"  # a node resource giving the memory (MiB) of each of its simulated GPUs
+REAL_GPU = "gpu"  # what a job names to run on a real GPU: it asks Ray's own num_gpus
+REAL_GPU_PREFIX = "gpu_"  # a real GPU of a node, by the id Ray assigns: gpu_0, gpu_1, ...
+REAL_GPU_MIB = "gpu_mib"  # a node resource giving the memory (MiB) of each of its real GPUs
+# "1": a node's Ray GPUs are stand-ins (tests without CUDA): jobs are placed through num_gpus and
+# learn the GPU index Ray assigned, but run on a simulated GPU of gpu_mib MiB.
+STANDIN_GPUS_ENV = "ANTCOLONY_STANDIN_GPUS"
 CLUSTER_DIR_ENV = "ANTCOLONY_CLUSTER_DIR"
 SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -67,13 +73,14 @@ def _is_loopback(address: str) -> bool:
 def connect(
     address: str | None,
     *,
-    sim_gpus: int = 0,
+    sim_gpus: int | None = 0,
     sim_gpu_mib: int = 0,
     num_cpus: int | None = None,
     log_to_driver: bool = True,
 ) -> Any:
     """Connect this process to Ray: to ``address`` ("auto": the cluster ``ray start`` left on this
-    machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs.
+    machine), or, with None, start a local Ray on 127.0.0.1 with ``sim_gpus`` simulated GPUs (None:
+    none where this machine has real GPUs, which Ray counts itself and NVML sizes, else one).
     ``log_to_driver``: print the jobs' output here (Ray's option of that name)."""
     if address is None or _is_loopback(address):
         loopback_only()
@@ -81,9 +88,14 @@ def connect(
     if ray.is_initialized():
         return ray
     if address is None:
+        real = local_gpus()
+        if sim_gpus is None:
+            sim_gpus = 0 if real else 1
         resources = {f"{SIM_GPU_PREFIX}{i}": 1.0 for i in range(sim_gpus)}
         if sim_gpus:
             resources[SIM_GPU_MIB] = float(sim_gpu_mib)
+        if real:  # Ray counts them as num_gpus itself; their size lets a job ask a memory share
+            resources[REAL_GPU_MIB] = float(min(g["total"] for g in real) >> 20)
         ray.init(
             namespace=NAMESPACE,
             _node_ip_address="127.0.0.1",
@@ -128,6 +140,54 @@ def node_sim_gpus(node: dict[str, Any]) -> dict[str, int]:
         for name in sorted(resources)
         if name.startswith(SIM_GPU_PREFIX) and name[len(SIM_GPU_PREFIX) :].isdigit()
     }
+
+
+def node_real_gpus(node: dict[str, Any]) -> dict[str, int]:
+    """A Ray node's real GPUs (``gpu_<Ray's id>`` -> memory in bytes), from ``ray.nodes()``: its
+    ``GPU`` count, each of ``gpu_mib`` MiB (none when the node does not advertise their size)."""
+    resources = node.get("Resources", {})
+    mib = int(resources.get(REAL_GPU_MIB, 0))
+    return {f"{REAL_GPU_PREFIX}{i}": mib << 20 for i in range(int(resources.get("GPU", 0)))} if mib else {}
+
+
+def standin_gpus() -> bool:
+    return os.environ.get(STANDIN_GPUS_ENV, "").strip() == "1"
+
+
+def local_gpus() -> list[dict[str, Any]]:
+    """This machine's GPUs from NVML: index, name, bus_id, total and used bytes; [] without NVML
+    (module ``pynvml`` of the nvidia-ml-py distribution) or without a GPU."""
+    try:
+        import pynvml
+    except ImportError:
+        return []
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:  # NVMLError: no driver, no device
+        logger.debug("NVML unavailable: %s", exc)
+        return []
+    try:
+        out = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            mem = pynvml.nvmlDeviceGetMemoryInfo(handle)
+            name = pynvml.nvmlDeviceGetName(handle)
+            bus = pynvml.nvmlDeviceGetPciInfo(handle).busId
+            out.append(
+                {
+                    "index": i,
+                    "name": name.decode() if isinstance(name, bytes) else str(name),
+                    "bus_id": (bus.decode() if isinstance(bus, bytes) else str(bus)).lower(),
+                    "total": int(mem.total),
+                    "used": int(mem.used),
+                }
+            )
+        return out
+    except Exception as exc:
+        logger.warning("NVML failed while listing GPUs: %s", exc)
+        return []
+    finally:
+        pynvml.nvmlShutdown()
 
 
 # --- the cluster's record of where jobs run --------------------------------------------------

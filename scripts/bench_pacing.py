@@ -1,7 +1,7 @@
 """Measure perfControl pacing: the GPU busy fraction a job reaches against its perfControl.
 
-For each graph (an 8-matmul chain, 16 parallel matmuls, the digits MLP train step; all on the
-simulated GPU) and each perfControl p, the job writes its resource config, lets it take effect,
+For each graph (an 8-matmul chain, 16 parallel matmuls, the digits MLP train step; on the
+simulated GPU, or with ``--backend cuda`` on a real one, with larger sizes) and each perfControl p, the job writes its resource config, lets it take effect,
 then runs traced steps. The busy fraction is measured from the timeline a user would look at:
 the union of the GPU compute kernels' intervals (``RunMetadata.step_stats``) over the wall time
 of those steps, pauses included. A figure is met when it is within 0.05 of p/100 and the
@@ -9,6 +9,7 @@ coefficient of variation of the paced step time (run plus its pause) is at most 
 
     python scripts/bench_pacing.py                 # the full table (about two minutes)
     python scripts/bench_pacing.py --quick         # fewer steps and percents, for a smoke run
+    python scripts/bench_pacing.py --backend cuda  # on a CUDA GPU (kernel times from stream callbacks)
 """
 
 from __future__ import annotations
@@ -87,11 +88,14 @@ def mlp_job(batch: int = 1024, hidden: tuple[int, ...] = (1024, 1024)) -> Job:
     return Job(model.graph, model.init_op, [model.loss, model.train_op], feed, {"default_device": "/gpu:0"})
 
 
-JOBS: dict[str, Callable[[], Job]] = {
-    "8-matmul chain": chain_job,
-    "16 parallel matmuls": parallel_job,
-    "digits MLP train": mlp_job,
+JOBS: dict[str, Callable[[int], Job]] = {
+    "8-matmul chain": lambda scale: chain_job(size=512 * scale),
+    "16 parallel matmuls": lambda scale: parallel_job(size=512 * scale),
+    "digits MLP train": lambda scale: mlp_job(batch=1024 * scale, hidden=(1024 * scale, 1024 * scale)),
 }
+# A real GPU runs the simulated sizes' kernels in microseconds, below what host-side pacing can
+# shape: its graphs are this many times wider.
+CUDA_SCALE = 8
 
 
 @dataclass
@@ -147,7 +151,7 @@ def _write_config(path: Path, percent: int) -> None:
 
 
 async def bench_job(
-    name: str, job: Job, percents: tuple[int, ...], seconds: float, workdir: Path
+    name: str, job: Job, percents: tuple[int, ...], seconds: float, workdir: Path, backend: str = "sim"
 ) -> list[Figure]:
     path = workdir / f"{name.replace(' ', '_')}.json"
     _write_config(path, 100)
@@ -155,7 +159,7 @@ async def bench_job(
     # and the CPU workers oversubscribe the cores and kernel times swing several-fold under load
     # (issue 12), which would measure BLAS contention, not pacing.
     config = ac.SessionConfig(
-        gpu_backend="sim",
+        gpu_backend=backend,
         sim_gpu_count=1,
         sim_gpu_memory=2048 * MiB,
         intra_op_threads=1,
@@ -221,13 +225,25 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="perfControl 25 and 75 only, short windows")
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time to aim at per figure")
     parser.add_argument("--graphs", nargs="*", choices=list(JOBS), default=list(JOBS))
+    parser.add_argument("--backend", choices=("sim", "cuda"), default="sim", help="the GPU backend")
+    parser.add_argument("--percents", type=int, nargs="*", default=None, help="perfControl values to measure")
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=None,
+        help=f"graph width multiplier (default: 1 on sim, {CUDA_SCALE} on cuda)",
+    )
     args = parser.parse_args(argv)
-    percents = (25, 75) if args.quick else PERCENTS
+    scale = args.scale or (CUDA_SCALE if args.backend == "cuda" else 1)
+    print(f"backend {args.backend}, graph scale {scale}", flush=True)
+    percents = tuple(args.percents) if args.percents else (25, 75) if args.quick else PERCENTS
     seconds = 0.6 if args.quick else args.seconds
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench_pacing-") as tmp:
         for name in args.graphs:
-            results[name] = await bench_job(name, JOBS[name](), percents, seconds, Path(tmp))
+            results[name] = await bench_job(
+                name, JOBS[name](scale), percents, seconds, Path(tmp), args.backend
+            )
     print_table(results)
     return 0
 

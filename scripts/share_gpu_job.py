@@ -3,8 +3,11 @@
 As an AntMan job, it learns its resource config and status file from the environment
 (``GPU_CONFIG_FILE``, ``GPU_STATUS_FILE``) and knows nothing of the scheduler: limits and compute
 share reach it only through the config file, its figures leave only through the status file.
-Its stdout is a progress log, one JSON line ``{"t": unix time, "steps": n}`` every ``--every``
-seconds, which the demo plots as throughput. It stops when the ``--stop`` file appears.
+Its stdout is a progress log, one JSON line ``{"t": unix time, "steps": n, "busy_s": s}`` every
+``--every`` seconds, which the demo plots as throughput; ``busy_s`` is its GPU busy time so far as
+its own traces show it (every ``--trace-every``-th step runs traced: the union of its GPU kernels'
+intervals, counted for the steps since the last traced one). ``--host-ms`` adds host-side work to
+each step (an input pipeline: the GPU idles meanwhile). It stops when the ``--stop`` file appears.
 
     GPU_CONFIG_FILE=a.json GPU_STATUS_FILE=a_status.json antcolony run scripts/share_gpu_job.py --stop a.stop
 """
@@ -46,9 +49,28 @@ def build(width: int, batch: int, seed: int) -> tuple[ac.Graph, dict[str, Any]]:
     return g, {"train": train, "init": init, "feed": feed}
 
 
-async def report(counter: list[int], every: float, stop: str) -> None:
+def busy_seconds(md: ac.RunMetadata) -> float:
+    """The union of a traced step's GPU kernel intervals (kernels side by side count once)."""
+    total, end = 0.0, float("-inf")
+    for s, e in sorted((r.start_us / 1e6, r.end_us / 1e6) for r in md.step_stats if "/compute" in r.worker):
+        if e > end:
+            total += e - max(s, end)
+            end = e
+    return total
+
+
+async def report(
+    progress_state: dict[str, Any], every: float, stop: str, progress: str | None = None
+) -> None:
     while not os.path.exists(stop):
-        print(json.dumps({"t": time.time(), "steps": counter[0]}), flush=True)
+        line = json.dumps({"t": time.time(), **progress_state})
+        print(line, flush=True)
+        if progress:
+            # whole or absent for a reader: written aside, then renamed over the last one
+            tmp = f"{progress}.tmp"
+            with open(tmp, "w") as f:
+                f.write(line)
+            os.replace(tmp, progress)
         await asyncio.sleep(every)
 
 
@@ -56,7 +78,8 @@ def job_config(sim_gpu_memory_mib: int) -> ac.SessionConfig:
     """The job's session settings; its config and status paths come from GPU_CONFIG_FILE /
     GPU_STATUS_FILE, as AntMan's jobs'."""
     return ac.SessionConfig(
-        gpu_backend="sim",
+        # a cluster job runs on the backend its coordinator names (a real GPU where Ray gave one)
+        gpu_backend=os.environ.get("ANTCOLONY_GPU_BACKEND", "sim"),
         sim_gpu_count=1,
         sim_gpu_memory=sim_gpu_memory_mib * MiB,
         intra_op_threads=1,
@@ -73,16 +96,27 @@ async def main() -> int:
     p.add_argument("--sim-gpu-memory-mib", type=int, default=256)
     p.add_argument("--every", type=float, default=0.25, help="seconds between progress lines")
     p.add_argument("--stop", required=True, help="the job ends when this file exists")
+    p.add_argument("--progress", default=None, help="also keep the latest progress line in this file")
+    p.add_argument("--host-ms", type=float, default=0.0, help="host-side work per step (the GPU idles)")
+    p.add_argument("--trace-every", type=int, default=4, help="every n-th step runs traced (its busy time)")
     args = p.parse_args()
     g, t = build(args.width, args.batch, args.seed)
     config = job_config(args.sim_gpu_memory_mib)
-    counter = [0]
+    state: dict[str, Any] = {"steps": 0, "busy_s": 0.0}
+    trace = ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE)
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])
-        reporter = asyncio.ensure_future(report(counter, args.every, args.stop))
+        reporter = asyncio.ensure_future(report(state, args.every, args.stop, args.progress))
         while not os.path.exists(args.stop):
-            await sess.run(t["train"], t["feed"])
-            counter[0] += 1
+            if args.host_ms:
+                await asyncio.sleep(args.host_ms / 1000)
+            if state["steps"] % args.trace_every == 0:
+                md = ac.RunMetadata()
+                await sess.run(t["train"], t["feed"], options=trace, run_metadata=md)
+                state["busy_s"] += busy_seconds(md) * args.trace_every
+            else:
+                await sess.run(t["train"], t["feed"])
+            state["steps"] += 1
         await reporter
     return 0
 

@@ -1,6 +1,7 @@
 """Shared fixtures: every test's event loop gets its antcolony Runtime shut down afterwards, and
 the test run has its own runtime directory, so simulated GPUs (whose memory is one budget per
-machine, kept in a ledger there) are not shared with other test runs or jobs on this machine."""
+machine, kept in a ledger there) are not shared with other test runs or jobs on this machine.
+Tests taking ``gpu_backend`` run once per backend of ``--gpu-backends`` (tests/gpu_backends.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,22 @@ import pytest
 
 from antcolony.actors.runtime import _RUNTIMES
 from antcolony.devices.sim_ledger import RUNTIME_DIR_ENV
+from tests.gpu_backends import GPU_BACKENDS_ENV, backend_param, requested
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--gpu-backends",
+        default=None,
+        help="comma-separated GPU backends (sim, cuda) to run the tests taking gpu_backend on "
+        f"(default: env {GPU_BACKENDS_ENV}, else sim); CUDA runs skip where CUDA is unavailable",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "gpu_backend" in metafunc.fixturenames:
+        names = requested(metafunc.config.getoption("--gpu-backends"))
+        metafunc.parametrize("gpu_backend", [backend_param(n) for n in names])
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -132,3 +133,27 @@ def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict
 def test_the_hot_path_workload_runs_both_figures():
     assert "us per node" in _run("bench_hot_path.py", "chain", "2")
     assert "us per session.run" in _run("bench_hot_path.py", "fixed", "20")
+
+
+def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_skipped():
+    pytest.importorskip("ray")
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_proof.sh"), "--fast"],
+        capture_output=True,
+        text=True,
+        timeout=480,
+        cwd=ROOT,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    summary = out.stdout.split("===== summary")[1]
+    assert "GPU tests on sim" in summary and "memory limit + host fallback on sim" in summary
+    assert "two jobs sharing a simulated GPU under Ray" in summary
+    assert "FAILED" not in summary and "TIMED OUT" not in summary, summary
+    if "no CUDA GPU: CUDA stages skipped" in summary:
+        assert "main job on CUDA (train_digits, /gpu:0)              skipped: no CUDA GPU" in summary
+    else:  # on a CUDA machine the CUDA stages ran
+        assert "GPU tests on sim,cuda" in summary and "pacing on the CUDA GPU" in summary
+    # the figures are printed: the pacing table and the shared GPU's
+    assert "busy fraction (target perfControl/100" in out.stdout
+    assert "guaranteed job: baseline" in out.stdout and "opportunistic job: alone" in out.stdout

@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
+
+import numpy as np
+import pytest
 
 from antcolony.cluster.policy import JobView, PolicySettings, PolicyState, decide
 
 MiB = 1 << 20
 CAP = {"sim_gpu_0": 100 * MiB, "sim_gpu_1": 100 * MiB}
+# Small windows, so a test shows each rule in a few polls (the defaults are sized for noise).
 S = PolicySettings(
-    degrade_threshold=0.25, baseline_samples=3, calm_polls=2, perf_step=20, min_perf=10, settle_polls=1
+    degrade_threshold=0.25,
+    baseline_samples=3,
+    warmup_samples=1,
+    judge_samples=3,
+    calm_polls=2,
+    perf_step=20,
+    resume_perf=20,
+    min_perf=10,
+    settle_polls=1,
 )
+POLL = 0.25  # seconds between the coordinator's polls
 
 
 def g(step: float | None, seq: int, fallbacks: int = 0, job: str = "G", mem: int = 60) -> JobView:
-    return JobView(job, "sim_gpu_0", "guaranteed", mem * MiB, 100, step, seq, fallbacks)
+    return JobView(job, "sim_gpu_0", "guaranteed", mem * MiB, 100, step, seq, fallbacks, seq * POLL)
 
 
 def o(job: str = "O", gpu: str = "sim_gpu_0", mem: int = 80, perf: int = 100) -> JobView:
@@ -44,71 +58,99 @@ def test_guaranteed_job_gets_what_it_asks_and_opportunistic_job_what_is_left() -
     assert second["O"].mem == 40 * MiB  # 100 MiB GPU - 60 MiB guaranteed
 
 
-def test_opportunistic_job_is_suspended_while_the_guaranteed_baseline_is_learnt_then_resumed() -> None:
+def test_opportunistic_job_is_suspended_while_the_guaranteed_baseline_is_learnt_then_resumed_at_once() -> (
+    None
+):
     steps = [
         [o()],
-        [o(), g(50_000, 1)],
+        [o(), g(50_000, 1)],  # warming up: dropped
         [o(), g(31_000, 2)],
         [o(), g(30_000, 3)],
         [o(), g(30_500, 4)],
-        [o(), g(30_000, 5)],
-        [o(), g(30_000, 6)],
     ]
-    learnt, _ = run(steps[:5])
-    # the warm-up sample (50 ms) is not the baseline: the median of the three that agree is
-    assert learnt.jobs["G"].baseline_us == 30_500
     state, history = run(steps)
+    # the warm-up sample (50 ms) is not in the baseline: the median of the three after it is
+    assert state.jobs["G"].baseline_us == 30_500
     assert (
         history[1]["O"].perf == 0 and "baseline" in history[1]["O"].reason and "G" in history[1]["O"].reason
     )
-    assert state.jobs["G"].baseline_us == 30_000  # then held to the fastest mean it showed
     assert "O" not in history[2] and "O" not in history[3]  # still suspended, nothing rewritten
-    resumed = [h["O"] for h in history if "O" in h and h["O"].perf > 0][1:]
-    assert resumed and resumed[0].perf == 20 and "resumed" in resumed[0].reason
+    # resumed at a low share the poll the baseline is known, saying what it learnt
+    assert history[4]["O"].perf == 20
+    assert history[4]["O"].reason == (
+        "resumed at 20: baseline of guaranteed job G learnt: 30.5 ms (median of 3 samples)"
+    )
+
+
+def test_the_baseline_is_learnt_within_its_seconds_when_samples_come_slowly() -> None:
+    settings = replace(S, baseline_samples=10, baseline_seconds=1.0)
+    state = PolicyState()
+    perfs = []
+    for seq, t in enumerate([0.0, 0.4, 0.8, 1.2, 1.6], start=1):  # a sample every 0.4 s
+        view = JobView("G", "sim_gpu_0", "guaranteed", 60 * MiB, 100, 30_000 + seq * 100, seq, 0, t)
+        state, _ = decide(CAP, [o(), view], state, settings)
+        perfs.append(state.jobs["O"].perf)
+    # the first sample (t=0) is the warm-up; 1 s after the next (t=0.4) the baseline is known
+    assert perfs == [0, 0, 0, 0, 20]
+    assert state.jobs["G"].baseline_us == 30_350  # the median of the 4 samples from t=0.4 to 1.6
 
 
 def _baselined(step: float = 30_000) -> tuple[PolicyState, int]:
-    steps = [[o(), g(step, i)] for i in range(1, 4)]
+    steps = [[o(), g(step, i)] for i in range(1, 5)]
     state, _ = run(steps)
     assert state.jobs["G"].baseline_us == step
-    return state, 4
+    return state, 5
 
 
-def test_degraded_guaranteed_step_time_throttles_then_suspends_the_opportunistic_job() -> None:
+def test_a_degraded_guaranteed_job_makes_the_opportunistic_job_back_off_then_suspends_it() -> None:
     state, seq = _baselined()
-    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=40)})
-    state, [h1, h2, h3, h4, h5, h6] = run(
-        [[o(), g(45_000, seq + i)] for i in range(5)] + [[o(), g(45_000, seq + 4)]], state
-    )
-    assert (
-        h1["O"].perf == 20
-        and "throttled 40 -> 20" in h1["O"].reason
-        and "1.25 x its baseline 30.0 ms" in h1["O"].reason
-    )
-    assert h2 == {}  # settling: the step-time mean shows a change only some samples later
-    assert h3["O"].perf == 10 and h4 == {}
-    assert h5["O"].perf == 0 and h5["O"].reason.startswith("suspended")
-    assert h6 == {}  # a sample already seen is not judged twice
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=40, hold=0)})
+    state, [h1, h2, h3, h4, h5, h6, h7, h8] = run([[o(), g(45_000, seq + i)] for i in range(8)], state)
+    assert h1 == {}  # one sample over the threshold is not enough
+    assert h2["O"].perf == 20 and "backed off 40 -> 20" in h2["O"].reason
+    assert "slowed past 1.25 x its baseline 30.0 ms" in h2["O"].reason
+    assert h3 == {}  # settling: the step-time mean shows a change only some samples later
+    assert h4["O"].perf == 10 and h5 == {}
+    assert h6["O"].perf == 0 and h6["O"].reason.startswith("suspended")
+    assert h7 == {} and h8 == {}  # suspended: nothing left to take
     assert state.jobs["O"].mem == 40 * MiB  # suspended, never killed: its memory is kept
 
 
-def test_a_throttled_job_is_raised_again_but_never_back_to_the_level_that_hurt() -> None:
+def test_one_slow_sample_among_steady_ones_throttles_nothing() -> None:
     state, seq = _baselined()
-    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=60)})
-    state, history = run([[o(), g(45_000, seq)]] + [[o(), g(30_000, seq + i)] for i in range(1, 12)], state)
+    steps = [30_000, 31_000, 90_000] + [30_000] * 20
+    state, history = run([[o(), g(step, seq + i)] for i, step in enumerate(steps)], state)
     perfs = [h["O"].perf for h in history if "O" in h]
-    assert perfs == [30, 50, 59] and state.jobs["O"].perf == 59
+    # the 3x sample is evidence short of a back-off: the level is held a while, then raised
+    assert perfs and perfs == sorted(perfs) and perfs[0] > 20, perfs
+    assert all("backed off" not in h["O"].reason for h in history if "O" in h)
+
+
+def test_a_job_backed_off_is_raised_again_but_not_back_to_the_level_that_hurt_until_it_forgets() -> None:
+    settings = replace(S, ceiling_polls=6)
+    state, seq = _baselined()
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=60, hold=0)})
+    slow = [[o(), g(45_000, seq + i)] for i in range(2)]
+    well = [[o(), g(30_000, seq + 2 + i)] for i in range(20)]
+    state, decisions = PolicyState(state.jobs), []
+    for jobs in slow + well:
+        state, ds = decide(CAP, jobs, state, settings)
+        decisions += [d for d in ds if d.job_id == "O"]
+    perfs = [d.perf for d in decisions]
+    assert perfs[:2] == [30, 40]  # backed off from 60, raised, held a step (20) below 60
+    assert perfs[2:] == [60, 80, 100] and "forgotten" in decisions[2].reason
 
 
 def test_a_suspended_job_is_always_resumed_when_the_guaranteed_job_is_well_again() -> None:
     state, seq = _baselined()
-    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=0, ceiling=10)})
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=0, ceiling=10, hold=0)})
     state, history = run([[o(), g(30_000, seq + i)] for i in range(3)], state)
     assert [h["O"].perf for h in history if "O" in h] == [10]
 
 
 def test_guaranteed_host_fallbacks_shrink_the_opportunistic_job() -> None:
     state, seq = _baselined()
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], hold=0)})
     state, [h] = run([[o(), g(30_000, seq, fallbacks=3)]], state)
     assert (
         h["O"].mem == 20 * MiB
@@ -129,22 +171,75 @@ def test_jobs_on_another_gpu_are_left_alone() -> None:
     assert "O1" not in second
 
 
-def test_a_guaranteed_job_without_steady_step_times_does_not_hold_others_suspended_for_ever() -> None:
+def test_a_guaranteed_job_without_step_times_does_not_hold_others_suspended_for_ever() -> None:
     settings = replace(S, baseline_wait_polls=5)
     state, decisions = PolicyState(), []
-    for i in range(9):  # step times that never agree: no baseline
-        state, d = decide(CAP, [o(), g(30_000 * (1 + i % 2), i + 1)], state, settings)
+    for _ in range(9):  # it never reports a step time: no baseline
+        state, d = decide(CAP, [o(), g(None, 0)], state, settings)
         decisions += [x for x in d if x.job_id == "O"]
     assert state.jobs["G"].baseline_us is None
     assert [x.perf for x in decisions] == [0, 20, 40]
-    assert decisions[1].reason.startswith(
-        "resumed at 20: guaranteed job G showed no steady step time in 5 polls"
-    )
+    assert decisions[1].reason.startswith("resumed at 20: guaranteed job G showed no step time in 5 polls")
 
 
-def test_a_slowdown_while_the_opportunistic_job_is_suspended_does_not_hold_it_down_later() -> None:
+def test_a_slowdown_that_stays_while_the_opportunistic_job_is_suspended_was_not_its_doing() -> None:
+    # The guaranteed job slows for another reason: the opportunistic job is suspended, the
+    # slowdown stays, the baseline follows what the job does alone, and the other resumes.
     state, seq = _baselined()
-    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=0)})
-    state, history = run([[o(), g(45_000, seq)]] + [[o(), g(30_000, seq + i)] for i in range(1, 3)], state)
-    assert history[0] == {}  # nothing left to throttle
-    assert [h["O"].perf for h in history if "O" in h] == [20]
+    state = PolicyState({**state.jobs, "O": replace(state.jobs["O"], perf=10, hold=0)})
+    state, history = run([[o(), g(45_000, seq + i)] for i in range(14)], state)
+    perfs = [h["O"].perf for h in history if "O" in h]
+    assert perfs[0] == 0 and max(perfs[1:]) > 0, perfs
+    assert state.jobs["G"].baseline_us == 45_000
+
+
+# --- recorded noisy step times --------------------------------------------------------------------
+# A guaranteed job whose step-time samples have a coefficient of variation of 0.3 (a busy shared
+# machine), drawn from seeded generators; its step time is base * (1 + k * p / 100) * noise, where
+# p is the opportunistic job's perfControl at that poll: k = 0, the opportunistic job does it no
+# harm; k = 1, it slows it in proportion to its share (perfControl 25 makes it 1.25x). The policy
+# of before this test (a baseline only from 4 samples within 15% of each other, held to the fastest
+# mean seen) kept the opportunistic job suspended at every poll after the 40th for seeds 0-11 with
+# k = 0 and k = 1 alike: it starved without cause.
+BASE_US = 30_000.0
+CV = 0.3
+SEEDS = range(8)
+
+
+def noisy_run(k: float, seed: int, polls: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """(opportunistic perfControl per poll, guaranteed step / its median alone per poll)."""
+    rng = np.random.default_rng(seed)
+    sigma = np.sqrt(np.log(1 + CV * CV))
+    noise = rng.lognormal(-sigma * sigma / 2, sigma, polls)  # mean 1, CV 0.3
+    solo_median = np.exp(-sigma * sigma / 2)
+    state, perf = PolicyState(), 100
+    perfs, ratios = [], []
+    for i in range(polls):
+        step = BASE_US * (1 + k * perf / 100) * noise[i]
+        jobs = [
+            o(mem=40),
+            JobView("G", "sim_gpu_0", "guaranteed", 60 * MiB, 100, step, i + 1, 0, i * POLL),
+        ]
+        state, _ = decide(CAP, jobs, state)  # the default settings, as the coordinator's
+        perf = state.jobs["O"].perf
+        perfs.append(perf)
+        ratios.append(step / BASE_US / solo_median)
+    return np.array(perfs), np.array(ratios)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_noise_alone_never_starves_the_opportunistic_job(seed: int) -> None:
+    perfs, _ = noisy_run(0.0, seed)
+    after = perfs[20:]  # after the baseline (at most 11 samples, 4 s)
+    assert (after > 0).all(), "suspended by noise alone"
+    assert after.mean() >= 40, f"mean perfControl {after.mean():.0f}"
+    assert after.max() >= 60  # raised well past the share it resumed at (20)
+
+
+def test_a_real_slowdown_under_noise_still_backs_the_opportunistic_job_off() -> None:
+    runs = [noisy_run(1.0, seed) for seed in SEEDS]
+    medians = [float(np.median(r[40:])) for _, r in runs]
+    means = [float(p[40:].mean()) for p, _ in runs]
+    # held near the share that keeps the guaranteed job within 1.25x its time alone (25 here)
+    assert all(m <= 40 for m in means), means
+    assert statistics.median(medians) <= 1.25 and max(medians) <= 1.4, medians

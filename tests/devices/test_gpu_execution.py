@@ -20,6 +20,7 @@ from antcolony.devices.gpu import LAUNCH_DEPTH, GpuWorker
 from antcolony.devices.kernels.registry import KERNELS
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.devices.worker_stats import GetWorkerStatistics, WorkerStatistics
+from tests.gpu_backends import gpu_config
 from tests.waiting import until, until_async
 
 SIM2 = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=2)
@@ -48,13 +49,15 @@ def _mlp(devices: tuple[str, str, str]) -> tuple[ac.Graph, dict]:
     return g, {"x": x, "labels": labels, "loss": loss, "train": train, "init": init, "w1": w1}
 
 
-async def _train(devices: tuple[str, str, str], steps: int = 5) -> tuple[list[float], np.ndarray]:
+async def _train(
+    devices: tuple[str, str, str], config: ac.SessionConfig = SIM2, steps: int = 5
+) -> tuple[list[float], np.ndarray]:
     g, t = _mlp(devices)
     rng = np.random.default_rng(7)
     xs = rng.standard_normal((16, 6)).astype(np.float32)
     ys = rng.integers(0, 3, 16).astype(np.int32)
     losses = []
-    async with ac.Session(g, config=SIM2) as sess:
+    async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])
         for _ in range(steps):
             loss, _ = await sess.run([t["loss"], t["train"]], {t["x"]: xs, t["labels"]: ys})
@@ -63,16 +66,17 @@ async def _train(devices: tuple[str, str, str], steps: int = 5) -> tuple[list[fl
     return losses, w1
 
 
-async def test_cross_device_training_gives_the_numbers_of_a_single_device_run():
-    cpu_losses, cpu_w1 = await _train(("/cpu:0", "/cpu:0", "/cpu:0"))
+async def test_cross_device_training_gives_the_numbers_of_a_single_device_run(gpu_backend):
+    config = gpu_config(gpu_backend, gpus=2)
+    cpu_losses, cpu_w1 = await _train(("/cpu:0", "/cpu:0", "/cpu:0"), config)
     await get_runtime().shutdown()
-    mixed_losses, mixed_w1 = await _train(("/gpu:0", "/gpu:1", "/cpu:0"))
+    mixed_losses, mixed_w1 = await _train(("/gpu:0", "/gpu:1", "/cpu:0"), config)
     np.testing.assert_allclose(mixed_losses, cpu_losses, rtol=1e-5)
     np.testing.assert_allclose(mixed_w1, cpu_w1, rtol=1e-5)
     assert mixed_losses[-1] < mixed_losses[0]
 
 
-async def test_ops_run_on_the_device_they_are_placed_on_and_transfers_use_copy_streams():
+async def test_ops_run_on_the_device_they_are_placed_on_and_transfers_use_copy_streams(gpu_backend):
     g = ac.Graph()
     with g.as_default():
         x = ac.placeholder(ac.float32, [3], name="x")
@@ -80,7 +84,7 @@ async def test_ops_run_on_the_device_they_are_placed_on_and_transfers_use_copy_s
             y = ac.multiply(x, 2.0, name="double")
         z = ac.add(y, 1.0, name="plus")
     meta = ac.RunMetadata()
-    async with ac.Session(g, config=SIM2) as sess:
+    async with ac.Session(g, config=gpu_config(gpu_backend, gpus=2)) as sess:
         out = await sess.run([y, z], {x: [1.0, 2.0, 3.0]}, options=FULL, run_metadata=meta)
     np.testing.assert_allclose(out[0], [2.0, 4.0, 6.0])
     np.testing.assert_allclose(out[1], [3.0, 5.0, 7.0])
@@ -93,13 +97,13 @@ async def test_ops_run_on_the_device_they_are_placed_on_and_transfers_use_copy_s
     assert {s.device for s in recvs} == {"/device:GPU:1", "/device:CPU:0"}
 
 
-async def test_a_failing_gpu_kernel_aborts_only_its_step():
+async def test_a_failing_gpu_kernel_aborts_only_its_step(gpu_backend):
     g = ac.Graph()
     with g.as_default():
         i = ac.placeholder(ac.int32, [], name="i")
         with ac.device("/gpu:0"):
             picked = ac.gather(ac.constant([1.0, 2.0, 3.0]), i, name="gpu_lookup") * 10.0
-    async with ac.Session(g, config=SIM2) as sess:
+    async with ac.Session(g, config=gpu_config(gpu_backend)) as sess:
         with pytest.raises(ac.errors.InvalidArgumentError) as info:
             await sess.run(picked, {i: 9})
         assert info.value.node_name == "gpu_lookup"
@@ -107,7 +111,7 @@ async def test_a_failing_gpu_kernel_aborts_only_its_step():
     assert [float(r) for r in results] == [10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
 
 
-async def test_variables_colocate_their_reads_and_writes_with_the_variable():
+async def test_variables_colocate_their_reads_and_writes_with_the_variable(gpu_backend):
     g = ac.Graph()
     with g.as_default():
         with ac.device("/gpu:1"):
@@ -115,7 +119,7 @@ async def test_variables_colocate_their_reads_and_writes_with_the_variable():
         inc = ac.assign_add(v, np.ones(3, np.float32))
         init = v.initializer
     meta = ac.RunMetadata()
-    async with ac.Session(g, config=SIM2) as sess:
+    async with ac.Session(g, config=gpu_config(gpu_backend, gpus=2)) as sess:
         await sess.run(init)
         await sess.run(inc, options=FULL, run_metadata=meta)
         np.testing.assert_allclose(await sess.run(v), [1.0, 1.0, 1.0])
@@ -265,22 +269,22 @@ async def test_a_multi_device_chrome_trace_has_a_track_per_worker_and_valid_even
 
 
 @pytest.mark.parametrize("engine", ["per_device", "pooled", "naive"])
-async def test_concurrent_assign_adds_on_gpu_streams_never_lose_an_update(engine):
+async def test_concurrent_assign_adds_on_gpu_streams_never_lose_an_update(engine, gpu_backend):
     g = ac.Graph()
     with g.as_default(), ac.device("/gpu:0"):
         v = ac.Variable(np.zeros((64, 64), np.float32), name="v")
         inc = ac.assign_add(v, np.ones((64, 64), np.float32))
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, gpu_compute_streams=4, engine=engine)
+    config = gpu_config(gpu_backend, gpu_compute_streams=4, engine=engine)
     async with ac.Session(g, config=config) as sess:
         await sess.run(v.initializer)
         await asyncio.gather(*[sess.run(inc.op) for _ in range(100)])
         np.testing.assert_array_equal(await sess.run(v), np.full((64, 64), 100.0, np.float32))
 
 
-async def test_a_trace_file_setting_traces_every_step_into_one_chrome_trace(tmp_path):
+async def test_a_trace_file_setting_traces_every_step_into_one_chrome_trace(tmp_path, gpu_backend):
     path = tmp_path / "steps.json"
     g, t = _mlp(("/gpu:0", "/cpu:0", "/cpu:0"))
-    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, trace_file=str(path))
+    config = gpu_config(gpu_backend, trace_file=str(path))
     async with ac.Session(g, config=config) as sess:
         await sess.run(t["init"])
         for _ in range(3):

@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 
 import antcolony as ac
+from tests.gpu_backends import gpu_config
 from tests.waiting import until
 
 MiB = 1 << 20
 
 
-def _config(**kw) -> ac.SessionConfig:
-    base = dict(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=256 * MiB)
-    base.update(kw)
-    return ac.SessionConfig(**base)
+def _config(backend: str = "sim", **kw) -> ac.SessionConfig:
+    return gpu_config(backend, **{"sim_gpu_memory": 256 * MiB, **kw})
 
 
 def _model(width: int = 128) -> tuple[ac.Graph, dict]:
@@ -42,13 +41,14 @@ def _feed(t: dict, rows: int = 64, width: int = 128) -> dict:
     }
 
 
-async def test_memory_stats_report_the_design_fields_and_variables_stay_resident():
+async def test_memory_stats_report_the_design_fields_and_variables_stay_resident(gpu_backend):
     g, t = _model()
-    async with ac.Session(g, config=_config()) as sess:
+    async with ac.Session(g, config=_config(gpu_backend)) as sess:
         before = sess.memory_stats("/gpu:0")
         await sess.run(t["init"])
         stats = sess.memory_stats("/device:GPU:0")
-        by_bus = sess.memory_stats("01:00.0")
+        (gpu,) = [d for d in sess.list_devices() if d.device_type == "GPU"]
+        by_bus = sess.memory_stats(gpu.bus_id.split(":", 1)[1])  # 01:00.0 on the simulated GPU
     for field in (
         "bytes_in_use",
         "peak_bytes_in_use",
@@ -75,10 +75,10 @@ async def test_asking_for_the_memory_of_a_device_that_is_no_gpu_names_the_gpus()
 
 
 @pytest.mark.parametrize("steps", [50, pytest.param(1000, marks=pytest.mark.slow)])
-async def test_no_memory_leaks_over_many_training_steps(steps):
+async def test_no_memory_leaks_over_many_training_steps(steps, gpu_backend):
     g, t = _model(width=64)
     feed = _feed(t, rows=32, width=64)
-    async with ac.Session(g, config=_config()) as sess:
+    async with ac.Session(g, config=_config(gpu_backend)) as sess:
         await sess.run(t["init"])
         await sess.run(t["train"], feed)
         after_first = sess.memory_stats("/gpu:0").bytes_in_use
@@ -89,7 +89,7 @@ async def test_no_memory_leaks_over_many_training_steps(steps):
     assert stats.peak_bytes_in_use > after_first  # activations did live on the GPU during steps
 
 
-async def test_a_failed_step_frees_what_it_allocated():
+async def test_a_failed_step_frees_what_it_allocated(gpu_backend):
     g = ac.Graph()
     with g.as_default():
         x = ac.placeholder(ac.float32, [None, 256], name="x")
@@ -97,7 +97,7 @@ async def test_a_failed_step_frees_what_it_allocated():
         with ac.device("/gpu:0"):
             big = ac.matmul(x, x, transpose_b=True)
             picked = ac.gather(big, i, name="picked")
-    async with ac.Session(g, config=_config()) as sess:
+    async with ac.Session(g, config=_config(gpu_backend)) as sess:
         feed = {x: np.ones((512, 256), np.float32)}
         await sess.run(picked, {**feed, i: 0})
         with pytest.raises(ac.errors.InvalidArgumentError):
@@ -147,9 +147,9 @@ def _over_limit_graph() -> tuple[ac.Graph, ac.Tensor, ac.Tensor]:
     return g, x, out
 
 
-async def test_with_vmem_off_a_request_over_the_limit_is_resource_exhausted_naming_the_device():
+async def test_with_vmem_off_a_request_over_the_limit_is_resource_exhausted_naming_the_device(gpu_backend):
     g, x, out = _over_limit_graph()
-    config = _config(gpu_memory_limit=1 * MiB, vmem=False)
+    config = _config(gpu_backend, gpu_memory_limit=1 * MiB, vmem=False)
     async with ac.Session(g, config=config) as sess:
         with pytest.raises(ac.errors.ResourceExhaustedError, match=r"/gpu:0") as info:
             await sess.run(out, {x: np.ones((1 * MiB + 1024) // 4, np.float32)})
@@ -157,9 +157,9 @@ async def test_with_vmem_off_a_request_over_the_limit_is_resource_exhausted_nami
         assert await sess.run(out, {x: np.ones(1000, np.float32)}) == 2000.0
 
 
-async def test_with_vmem_on_the_overflow_goes_to_host_memory_and_results_do_not_change():
+async def test_with_vmem_on_the_overflow_goes_to_host_memory_and_results_do_not_change(gpu_backend):
     g, x, out = _over_limit_graph()
-    config = _config(gpu_memory_limit=1 * MiB, vmem=True)
+    config = _config(gpu_backend, gpu_memory_limit=1 * MiB, vmem=True)
     values = np.arange((1 * MiB + 1024) // 4, dtype=np.float32)
     async with ac.Session(g, config=config) as sess:
         result = await sess.run(out, {x: values})
@@ -170,18 +170,18 @@ async def test_with_vmem_on_the_overflow_goes_to_host_memory_and_results_do_not_
     assert stats.host_bytes_in_use == 0
 
 
-async def test_with_vmem_on_but_too_little_host_memory_the_request_fails():
+async def test_with_vmem_on_but_too_little_host_memory_the_request_fails(gpu_backend):
     g, x, out = _over_limit_graph()
-    config = _config(gpu_memory_limit=1 * MiB, vmem=True, host_mem_limit=512 * 1024)
+    config = _config(gpu_backend, gpu_memory_limit=1 * MiB, vmem=True, host_mem_limit=512 * 1024)
     async with ac.Session(g, config=config) as sess:
         with pytest.raises(ac.errors.ResourceExhaustedError):
             await sess.run(out, {x: np.ones((1 * MiB + 1024) // 4, np.float32)})
 
 
-async def test_raising_the_limit_mid_run_keeps_later_steps_on_the_device():
+async def test_raising_the_limit_mid_run_keeps_later_steps_on_the_device(gpu_backend):
     g, t = _model(width=256)
     feed = _feed(t, rows=1024, width=256)
-    async with ac.Session(g, config=_config(allow_growth=True)) as sess:
+    async with ac.Session(g, config=_config(gpu_backend, allow_growth=True)) as sess:
         await sess.run(t["init"])
         assert sess.adjust_memory_limit("/gpu:0", 2 * MiB) == 2 * MiB
         await sess.run(t["train"], feed)
@@ -194,9 +194,11 @@ async def test_raising_the_limit_mid_run_keeps_later_steps_on_the_device():
     assert after.num_host_fallbacks == squeezed
 
 
-async def test_a_limit_above_the_initial_one_is_clamped_and_a_shrink_reports_what_it_reached():
+async def test_a_limit_above_the_initial_one_is_clamped_and_a_shrink_reports_what_it_reached(gpu_backend):
     g, t = _model()
-    async with ac.Session(g, config=_config(gpu_memory_limit=32 * MiB, allow_growth=True)) as sess:
+    async with ac.Session(
+        g, config=_config(gpu_backend, gpu_memory_limit=32 * MiB, allow_growth=True)
+    ) as sess:
         await sess.run(t["init"])
         assert sess.adjust_memory_limit("/gpu:0", 1 << 40) == 32 * MiB
         reached = sess.adjust_memory_limit("/gpu:0", 0)

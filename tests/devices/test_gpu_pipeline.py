@@ -24,6 +24,7 @@ from antcolony.graph.gradients import not_differentiable
 from antcolony.graph.op_builder import make_op
 from antcolony.graph.registry import OP_DEFS, register_op
 from tests.devices.test_gpu_streams import _Stream
+from tests.gpu_backends import gpu_config
 from tests.random_dags import BINARY_OPS, numpy_values
 from tests.waiting import until, until_async
 
@@ -55,8 +56,8 @@ if "TestGpuGate" not in KERNELS:
         return compute
 
 
-def _config(pipeline: bool, **kw: Any) -> ac.SessionConfig:
-    return ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, gpu_pipeline=pipeline, **kw)
+def _config(pipeline: bool, backend: str = "sim", **kw: Any) -> ac.SessionConfig:
+    return gpu_config(backend, gpu_pipeline=pipeline, **kw)
 
 
 # -- stream events on the simulated backend -----------------------------------------------------
@@ -233,14 +234,14 @@ async def test_each_pipelined_kernel_keeps_its_own_trace_record_in_device_order(
 
 
 @pytest.mark.parametrize("pipeline", [True, False])
-async def test_a_failing_producer_fails_the_step_naming_it_and_the_session_goes_on(pipeline):
+async def test_a_failing_producer_fails_the_step_naming_it_and_the_session_goes_on(pipeline, gpu_backend):
     g = ac.Graph()
     with g.as_default():
         i = ac.placeholder(ac.int32, [], name="i")
         with ac.device("/gpu:0"):
             picked = ac.gather(ac.constant([1.0, 2.0, 3.0]), i, name="gpu_lookup")
             out = ac.add(ac.multiply(picked, 10.0, name="times10"), 1.0, name="plus1")
-    async with ac.Session(g, config=_config(pipeline)) as sess:
+    async with ac.Session(g, config=_config(pipeline, gpu_backend)) as sess:
         assert float(await sess.run(out, {i: 0})) == 11.0
         base = sess.memory_stats("/gpu:0").bytes_in_use
         for _ in range(3):
@@ -254,11 +255,11 @@ async def test_a_failing_producer_fails_the_step_naming_it_and_the_session_goes_
 
 
 @pytest.mark.parametrize("pipeline", [True, False])
-async def test_a_chain_frees_every_intermediate_after_the_step(pipeline):
+async def test_a_chain_frees_every_intermediate_after_the_step(pipeline, gpu_backend):
     size = 256 * 1024  # 1 MiB of float32 per value
     g, x, out = _chain(30, size)
     feed = {x: np.zeros(size, np.float32)}
-    async with ac.Session(g, config=_config(pipeline, sim_gpu_memory=512 * MiB)) as sess:
+    async with ac.Session(g, config=_config(pipeline, gpu_backend, sim_gpu_memory=512 * MiB)) as sess:
         await sess.run(out, feed)
         base = sess.memory_stats("/gpu:0").bytes_in_use
         for _ in range(3):
