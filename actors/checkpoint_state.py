@@ -8,19 +8,36 @@ The file looks like TF's, so tools that read it keep working::
     all_model_checkpoint_paths: "model.ckpt-200"
 
 Paths are written relative to the directory (the checkpoints live next to the file), so a moved
-directory still restores; relative paths read back are taken relative to the directory.
+directory still restores; relative paths read back are taken relative to the directory. The
+state file is read with the bounded reader: a FIFO, a device or an oversize file there is
+ignored with a warning (as TF ignores a state file it cannot read), never waited on or read
+without end.
+
+Files are written atomically (a temporary renamed over the target); a save killed midway leaves
+its temporary, which the next save of the same checkpoint prefix removes.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
 import logging
 import os
 import re
+import threading
+from collections.abc import Iterator
 
 from antcolony.config.atomic_file import write_file_atomic
+from antcolony.config.bounded_read import read_regular_file
+from antcolony.errors import FileRefusedError
+
+from .file_errors import op_error_from_os_error
 
 logger = logging.getLogger(__name__)
+
+#: Largest state file read: one line of ~100 bytes per kept checkpoint.
+MAX_STATE_BYTES = 16 << 20
 
 CHECKPOINT_SUFFIX = ".safetensors"
 STATE_FILENAME = "checkpoint"
@@ -44,6 +61,63 @@ def data_path(prefix: str) -> str:
 
 def checkpoint_exists(prefix: str) -> bool:
     return os.path.isfile(data_path(prefix))
+
+
+def write_file_for_user(path: str, data: bytes, what: str) -> None:
+    """``write_file_atomic``, its OS errors raised as the ``tf.errors`` class TF would raise
+    (a full disk: ResourceExhaustedError; a directory at ``path``: FailedPreconditionError)."""
+    try:
+        write_file_atomic(path, data)
+    except OSError as exc:
+        raise op_error_from_os_error(exc, f"cannot write {what} {path}") from None
+
+
+# Saves in flight in this process per (directory, prefix base): a temporary is stale only when
+# no save of its prefix is running here (saves of one prefix from two processes would overwrite
+# each other's checkpoints anyway; that is not supported, as in TF).
+_saving: collections.Counter[tuple[str, str]] = collections.Counter()
+_saving_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def remove_stale_temporaries(directory: str, base: str) -> Iterator[None]:
+    """Around one save of checkpoint prefix ``base`` (``model.ckpt``, the part before any
+    ``-<step>``) in ``directory``: first remove the temporaries that killed saves of that prefix
+    left, unless another save of it is running in this process."""
+    key = (os.path.abspath(directory), base)
+    with _saving_lock:
+        if not _saving[key]:
+            _remove_temporaries(directory, base)
+        _saving[key] += 1
+    try:
+        yield
+    finally:
+        with _saving_lock:
+            _saving[key] -= 1
+            if not _saving[key]:
+                del _saving[key]
+
+
+def _remove_temporaries(directory: str, base: str) -> None:
+    # atomic_file's temporaries are ".<target name>.<12 hex digits>.tmp".
+    pattern = re.compile(
+        r"\." + re.escape(base) + r"(?:-\d+)?" + re.escape(CHECKPOINT_SUFFIX) + r"\.[0-9a-f]{12}\.tmp\Z"
+    )
+    try:
+        with os.scandir(directory) as it:
+            stale = [e for e in it if pattern.match(e.name) and e.is_file(follow_symlinks=False)]
+    except OSError as exc:
+        logger.warning("cannot look for stale checkpoint temporaries in %s: %s", directory, exc)
+        return
+    for entry in stale:
+        try:
+            os.unlink(entry.path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            logger.warning("cannot remove stale checkpoint temporary %s: %s", entry.path, exc)
+            continue
+        logger.info("removed %s, left by an interrupted save", entry.path)
 
 
 def _quote(text: str) -> str:
@@ -74,8 +148,10 @@ def write_state(
 
     lines = [f"model_checkpoint_path: {_quote(rel(latest))}"]
     lines += [f"all_model_checkpoint_paths: {_quote(rel(p))}" for p in all_paths]
-    write_file_atomic(
-        os.path.join(directory, latest_filename or STATE_FILENAME), ("\n".join(lines) + "\n").encode()
+    write_file_for_user(
+        os.path.join(directory, latest_filename or STATE_FILENAME),
+        ("\n".join(lines) + "\n").encode(),
+        "checkpoint state file",
     )
 
 
@@ -83,12 +159,14 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
     """The directory's state, or None when it has no (readable) state file, as TF."""
     path = os.path.join(checkpoint_dir, latest_filename or STATE_FILENAME)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_regular_file(path, MAX_STATE_BYTES, what="checkpoint state file")[1].decode("utf-8")
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        logger.warning("cannot read checkpoint state %s: %s", path, exc)
+    except FileRefusedError as exc:
+        logger.warning("checkpoint state file %s %s; ignoring it", path, exc.reason)
+        return None
+    except (OSError, ValueError) as exc:
+        logger.warning("cannot read checkpoint state %s: %s; ignoring it", path, exc)
         return None
     latest = ""
     kept: list[str] = []

@@ -22,11 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.actors.checkpoint_state import checkpoint_exists, data_path, write_state
-from antcolony.config.atomic_file import write_file_atomic
+from antcolony.actors.checkpoint_file import CheckpointFile, TensorEntry
+from antcolony.actors.checkpoint_state import (
+    checkpoint_exists,
+    data_path,
+    remove_stale_temporaries,
+    write_file_for_user,
+    write_state,
+)
 from antcolony.errors import (
     AsyncOnlyError,
-    DataLossError,
     GraphError,
     InvalidArgumentError,
     NotFoundError,
@@ -215,7 +220,10 @@ class Saver:
         meta = {"format": _FORMAT}
         if step is not None:
             meta["global_step"] = str(step)
-        write_file_atomic(data_path(prefix), safetensors.numpy.save(tensors, metadata=meta))
+        with remove_stale_temporaries(directory, os.path.basename(save_path)):
+            write_file_for_user(
+                data_path(prefix), safetensors.numpy.save(tensors, metadata=meta), "checkpoint"
+            )
         logger.info("saved %d variables to %s", len(tensors), data_path(prefix))
         self._keep(prefix)
         if write_state_file:
@@ -256,53 +264,47 @@ class Saver:
             await sess.run(self._restore_op, feeds)
 
     def _read(self, save_path: str | None) -> dict[Tensor, np.ndarray]:
-        from safetensors import SafetensorError, safe_open
-
         if save_path is None:
             raise InvalidArgumentError(
                 None, None, "Can't load save_path when it is None; pass a checkpoint prefix"
             )
-        path = data_path(save_path)
-        if not os.path.isfile(path):
-            raise NotFoundError(None, None, f"no checkpoint at {save_path}: {path} does not exist")
         feeds: dict[Tensor, np.ndarray] = {}
-        try:
-            with safe_open(path, framework="np") as f:
-                keys = set(f.keys())
-                for key, var in self._vars.items():
-                    if key not in keys:
-                        raise NotFoundError(
-                            None,
-                            var.op,
-                            f"Key {key} not found in checkpoint {save_path} (restoring variable "
-                            f"{var.op.name}); it holds {_some(keys)}. Restore with a var_list mapping checkpoint "
-                            "names to variables, or save the variable first",
-                        )
-                    feeds[self._placeholders[key]] = _checked(f.get_tensor(key), key, var, save_path)
-        except SafetensorError as exc:
-            raise DataLossError(
-                None, None, f"checkpoint {path} is corrupt or not a safetensors file: {exc}"
-            ) from None
+        # Every tensor's dtype, shape and byte range is checked before any of them is read.
+        with CheckpointFile(data_path(save_path)) as f:
+            entries = []
+            for key, var in self._vars.items():
+                entry = f.entries.get(key)
+                if entry is None:
+                    raise NotFoundError(
+                        None,
+                        var.op,
+                        f"Key {key} not found in checkpoint {save_path} (restoring variable "
+                        f"{var.op.name}); it holds {_some(set(f.entries))}. Restore with a var_list mapping "
+                        "checkpoint names to variables, or save the variable first",
+                    )
+                _check_entry(entry, key, var, save_path)
+                entries.append((key, entry))
+            for key, entry in entries:
+                feeds[self._placeholders[key]] = f.read(entry)
         return feeds
 
 
-def _checked(value: np.ndarray, key: str, var: Variable, save_path: str) -> np.ndarray:
+def _check_entry(entry: TensorEntry, key: str, var: Variable, save_path: str) -> None:
     have = var.op.outputs[0]._shape
-    if not S.compatible(have, value.shape):
+    if not S.compatible(have, entry.shape):
         raise InvalidArgumentError(
             None,
             var.op,
-            f"checkpoint {save_path} holds {key} with shape {S.format_shape(value.shape)} but variable "
+            f"checkpoint {save_path} holds {key} with shape {S.format_shape(entry.shape)} but variable "
             f"{var.op.name} has shape {S.format_shape(have)}; restore into a variable of that shape",
         )
-    if value.dtype != var.dtype:
+    if entry.dtype != var.dtype:
+        held = entry.dtype.name if entry.dtype is not None else entry.dtype_name
         raise InvalidArgumentError(
             None,
             var.op,
-            f"checkpoint {save_path} holds {key} as {value.dtype.name} but variable {var.op.name} is "
-            f"{var.dtype.name}",
+            f"checkpoint {save_path} holds {key} as {held} but variable {var.op.name} is {var.dtype.name}",
         )
-    return value
 
 
 def _some(keys: set[str], limit: int = 8) -> str:

@@ -87,14 +87,22 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
     from antcolony.cluster.cli import SUBMIT_VALUE_OPTIONS
 
     takes_value = SUBMIT_VALUE_OPTIONS if argv[0] == "submit" else frozenset()
+    # A value option and its value become `--opt=value`, so a value starting with "-" (argparse
+    # would take `--gpu-memory -1GiB` for two options) reaches the option and its own check.
+    own = argv[:1]
     i = 1
     while i < len(argv):
         if argv[i] == "--":
-            return argv[: i + 2], argv[i + 2 :]
+            return own + argv[i : i + 2], argv[i + 2 :]
         if not argv[i].startswith("-") or argv[i] == "-":
-            return argv[: i + 1], argv[i + 1 :]
-        i += 2 if argv[i] in takes_value else 1
-    return argv, None
+            return own + argv[i : i + 1], argv[i + 1 :]
+        if argv[i] in takes_value and i + 1 < len(argv):
+            own.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            own.append(argv[i])
+            i += 1
+    return own, None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

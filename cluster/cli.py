@@ -1,16 +1,45 @@
-"""``antcolony submit`` and ``antcolony cluster status|stop`` (Ray is imported only when one runs)."""
+"""``antcolony submit`` and ``antcolony cluster status|stop`` (Ray is imported only when one runs).
+
+Every argument is checked before Ray starts (seconds), and an error names the flag at fault.
+Every command has a connection deadline (``--connect-timeout``, default 30 s): an address is
+first probed over TCP (nothing listening: an error naming it at once), and the connection and
+the command's first calls run under a watchdog that ends the process with an error naming the
+address when they take longer (``ray.init`` against something that is not a Ray cluster would
+otherwise wait for minutes, in a call that cannot be interrupted from Python).
+A local submit (no ``--address``) removes the job's files when the job ends (``--keep-files``
+keeps them).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
 import re
+import shutil
+import socket
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from antcolony.errors import ConfigError
 
-__all__ = ["SUBMIT_VALUE_OPTIONS", "add_parsers", "format_cluster", "parse_size"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "SUBMIT_VALUE_OPTIONS",
+    "add_parsers",
+    "format_cluster",
+    "parse_size",
+    "probe_address",
+]
+
+#: Default deadline for reaching a Ray cluster (``--connect-timeout``).
+CONNECT_TIMEOUT_S = 30.0
+# A job id names a directory on its node: no separators, no leading dot.
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 _UNITS = {
     "": 1,
@@ -27,7 +56,17 @@ _UNITS = {
 }
 #: submit's options that take a value (the CLI splits ``submit [OPTIONS] SCRIPT ARGS`` after SCRIPT)
 SUBMIT_VALUE_OPTIONS = frozenset(
-    {"--gpu-memory", "--perf", "--priority", "--address", "--gpu", "--name", "--sim-gpus", "--sim-gpu-memory"}
+    {
+        "--gpu-memory",
+        "--perf",
+        "--priority",
+        "--address",
+        "--gpu",
+        "--name",
+        "--sim-gpus",
+        "--sim-gpu-memory",
+        "--connect-timeout",
+    }
 )
 
 
@@ -39,36 +78,150 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
+def _size(flag: str, text: str, minimum: int) -> int:
+    """``text`` (the value of ``flag``) in bytes, at least ``minimum``; ConfigError naming the flag."""
+    if text.strip().startswith("-"):
+        raise ConfigError(f"{flag} {text}: a size cannot be negative; write e.g. 4GiB or 512MiB")
+    try:
+        size = parse_size(text)
+    except ConfigError:
+        raise ConfigError(
+            f"{flag} {text!r} is not a size: write e.g. 4GiB, 512MiB or a number of bytes"
+        ) from None
+    if size < minimum:
+        raise ConfigError(f"{flag} {text}: must be at least {minimum} bytes")
+    return size
+
+
+def _check_timeout(args: argparse.Namespace) -> float:
+    seconds = args.connect_timeout
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(f"--connect-timeout {seconds}: give a positive number of seconds")
+    return float(seconds)
+
+
+def _check_submit(args: argparse.Namespace) -> dict[str, Any]:
+    """The submit arguments, checked before Ray starts; ConfigError naming the flag at fault."""
+    from .job import GUARANTEED
+
+    gpu_memory = _size("--gpu-memory", args.gpu_memory, 1)
+    if not 0 <= args.perf <= 100:
+        raise ConfigError(f"--perf {args.perf}: perfControl is a percentage, 0..100")
+    if args.name is not None and not _JOB_ID.match(args.name):
+        raise ConfigError(
+            f"--name {args.name!r}: a job id is 1-128 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
+        )
+    if args.detach and args.address is None:
+        raise ConfigError("--detach needs --address: a local Ray started by submit ends with it")
+    sim_gpu_mib = 0
+    if args.address is None:
+        if args.sim_gpus < 1:
+            raise ConfigError(f"--sim-gpus {args.sim_gpus}: a local Ray needs at least 1 simulated GPU")
+        sim_gpu_memory = _size("--sim-gpu-memory", args.sim_gpu_memory, 1 << 20)
+        sim_gpu_mib = sim_gpu_memory >> 20
+        if args.priority == GUARANTEED and gpu_memory > sim_gpu_mib << 20:
+            raise ConfigError(
+                f"--gpu-memory {args.gpu_memory} is more than a simulated GPU of the local Ray has "
+                f"(--sim-gpu-memory {args.sim_gpu_memory}); ask less or give the GPUs more"
+            )
+    if not os.path.isfile(args.script):
+        raise ConfigError(f"{args.script}: no such file; give the path of a Python script")
+    timeout = _check_timeout(args)
+    return {"gpu_memory": gpu_memory, "sim_gpu_mib": sim_gpu_mib, "timeout": timeout}
+
+
+def probe_address(address: str, timeout: float) -> None:
+    """Raise ConnectionError naming ``address`` when nothing accepts a TCP connection there
+    (``host:port`` or ``ray://host:port``; "auto" and other forms are left to Ray)."""
+    m = re.fullmatch(r"(?:ray://)?\[?([^\[\]/]+?)\]?:(\d{1,5})/?", address.strip())
+    if m is None:
+        return
+    host, port = m.group(1), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=min(timeout, 5.0)):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConnectionError(
+            f"no Ray cluster answers at {address} ({reason}); check the address, or start one there "
+            "with `ray start --head`"
+        ) from None
+
+
+@contextlib.contextmanager
+def _deadline(command: str, address: str | None, seconds: float) -> Iterator[None]:
+    """End the process (exit code 2, an error naming the address) if the block takes longer than
+    ``seconds``: Ray's connection calls block in native code that no Python exception reaches."""
+
+    def expire() -> None:
+        print(
+            f"antcolony {command}: no answer from the Ray cluster at {address or 'the local Ray'} within "
+            f"{seconds:g} s; check the address (`ray status` on its head node) or raise --connect-timeout",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(2)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from . import client
     from .ray_support import connect
 
     try:
-        gpu_memory = parse_size(args.gpu_memory)
-        if args.detach and args.address is None:
-            raise ConfigError("--detach needs --address: a local Ray started by submit ends with it")
-        ray = connect(args.address, sim_gpus=args.sim_gpus, sim_gpu_mib=parse_size(args.sim_gpu_memory) >> 20)
-        job_id, done = client.submit(
-            args.script,
-            args.args,
-            gpu_memory=gpu_memory,
-            perf=args.perf,
-            priority=args.priority,
-            gpu=args.gpu,
-            job_id=args.name,
-            detach=args.detach,
-        )
-    except ConfigError as exc:
+        checked = _check_submit(args)
+        if args.address is not None:
+            probe_address(args.address, checked["timeout"])
+        # Starting a local Ray takes seconds more than reaching one: its deadline is looser.
+        limit = checked["timeout"] if args.address is not None else max(checked["timeout"], 120.0)
+        with _deadline("submit", args.address, limit):
+            ray = connect(args.address, sim_gpus=args.sim_gpus, sim_gpu_mib=checked["sim_gpu_mib"])
+            job_id, done = client.submit(
+                args.script,
+                args.args,
+                gpu_memory=checked["gpu_memory"],
+                perf=args.perf,
+                priority=args.priority,
+                gpu=args.gpu,
+                job_id=args.name,
+                detach=args.detach,
+            )
+    except (ConfigError, ConnectionError) as exc:
         print(f"antcolony submit: {exc}", file=sys.stderr)
         return 2
     print(f"antcolony submit: job {job_id} submitted", file=sys.stderr)
     if args.detach:
         return 0
     try:
-        return int(ray.get(done))
+        code = int(ray.get(done))
     except KeyboardInterrupt:
         client.stop(job_id)
-        return 130
+        code = 130
+    if not args.keep_files:
+        _remove_job_files(ray, job_id, local=args.address is None)
+    return code
+
+
+def _remove_job_files(ray: Any, job_id: str, *, local: bool) -> None:
+    """Remove the ended job's directory where it is on this machine; for a local Ray (which ends
+    with this command), its node's whole directory once Ray is shut down."""
+    from .ray_support import cluster_dir
+
+    root = cluster_dir()
+    doomed = list(root.glob(f"*/jobs/{job_id}"))
+    if local:
+        node_id = ray.get_runtime_context().get_node_id()
+        ray.shutdown()
+        doomed = [root / node_id[:16]]
+    for path in doomed:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _mib(value: Any) -> str:
@@ -124,14 +277,23 @@ def _cmd_cluster(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     out = out or sys.stdout
     try:
-        connect(args.address)
+        timeout = _check_timeout(args)
+        if args.action == "status" and args.decisions < 0:
+            raise ConfigError(f"--decisions {args.decisions}: give 0 or more")
+        if args.address not in (None, "auto"):
+            probe_address(args.address, timeout)
+        # The connection, then the command's calls (each bounded by its own 10 s timeout).
+        with _deadline(f"cluster {args.action}", args.address, timeout + 30.0):
+            with _deadline(f"cluster {args.action}", args.address, timeout):
+                connect(args.address)
+            if args.action == "status":
+                print(format_cluster(client.cluster_status(), args.decisions), file=out)
+                return 0
+            stopped = client.stop(args.job)
     except (ConfigError, ConnectionError) as exc:
         print(f"antcolony cluster: {exc}", file=sys.stderr)
         return 2
-    if args.action == "status":
-        print(format_cluster(client.cluster_status(), args.decisions), file=out)
-        return 0
-    if client.stop(args.job):
+    if stopped:
         print(f"job {args.job} stopped", file=out)
         return 0
     print(
@@ -166,6 +328,15 @@ def add_parsers(sub: Any) -> None:
     submit.add_argument(
         "--sim-gpu-memory", default="16GiB", help="memory of each simulated GPU of a local Ray"
     )
+    submit.add_argument(
+        "--keep-files", action="store_true", help="keep a local job's files (config, status) when it ends"
+    )
+    submit.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=CONNECT_TIMEOUT_S,
+        help=f"seconds to reach the Ray cluster before giving up (default {CONNECT_TIMEOUT_S:g})",
+    )
     submit.add_argument("script", help="path of the job's script")
     submit.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     submit.set_defaults(func=_cmd_submit)
@@ -179,4 +350,10 @@ def add_parsers(sub: Any) -> None:
     stop.add_argument("job", help="the job id, as antcolony submit and cluster status print it")
     for p in (status, stop):
         p.add_argument("--address", default="auto", help="Ray cluster address (default: the local one)")
+        p.add_argument(
+            "--connect-timeout",
+            type=float,
+            default=CONNECT_TIMEOUT_S,
+            help=f"seconds to reach the Ray cluster before giving up (default {CONNECT_TIMEOUT_S:g})",
+        )
     cluster.set_defaults(func=_cmd_cluster)

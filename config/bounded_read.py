@@ -34,7 +34,11 @@ def file_kind(mode: int) -> str:
 
 
 def read_regular_file(
-    path: str | os.PathLike[str], max_bytes: int = MAX_CONFIG_BYTES, *, what: str = "file"
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_CONFIG_BYTES,
+    *,
+    what: str = "file",
+    follow_links: bool = True,
 ) -> tuple[os.stat_result, bytes]:
     """The stat (of the file actually opened) and the bytes of the regular file at ``path``.
 
@@ -42,10 +46,12 @@ def read_regular_file(
     (``FileNotFoundError``, ``PermissionError``, ...) when it cannot be opened, and
     ``FileRefusedError`` when it is not a regular file or holds more than ``max_bytes``.
     ``what`` names the file's role in messages ("resource config", "status file").
+    ``follow_links=False`` refuses a symbolic link at ``path`` itself (``OSError`` ``ELOOP``): for
+    files only this program writes, where a link can only have been planted.
     """
     name = os.fspath(path)
     fix = f"point it at a {what} (a JSON file)"
-    fd = os.open(name, _FLAGS)
+    fd = os.open(name, _FLAGS if follow_links else _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -89,7 +89,7 @@ class SimBackend(GpuBackend):
     def device_sub_allocator(self, index: int) -> Any:
         try:
             ledger = self.ledger(index)
-            ledger.used_bytes()  # the runtime directory is usable
+            ledger.probe()  # the runtime directory is usable
         except OSError as exc:
             logger.warning(
                 "simulated GPU %d: cannot use the machine-wide memory ledger (%s); its memory is this "

@@ -38,8 +38,10 @@ def test_submit_options_stop_at_the_script_whose_own_options_pass_through() -> N
     own, rest = _split_script_args(
         ["submit", "--gpu-memory", "4GiB", "--perf", "50", "--detach", "job.py", "--perf", "9"]
     )
-    assert own == ["submit", "--gpu-memory", "4GiB", "--perf", "50", "--detach", "job.py"]
+    assert own == ["submit", "--gpu-memory=4GiB", "--perf=50", "--detach", "job.py"]
     assert rest == ["--perf", "9"]
+    own, rest = _split_script_args(["submit", "--gpu-memory", "-1GiB", "job.py", "-x"])
+    assert own == ["submit", "--gpu-memory=-1GiB", "job.py"] and rest == ["-x"]
 
 
 @pytest.mark.parametrize(
@@ -141,3 +143,118 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
         "node cccccccccccc 127.0.0.1 alive: no GPU\n  its coordinator did not answer (GetTimeoutError)"
         in text
     )
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--sim-gpu-memory", "0"], "--sim-gpu-memory 0: must be at least 1048576 bytes"),
+        (["--sim-gpu-memory", "512KiB"], "--sim-gpu-memory 512KiB: must be at least"),
+        (["--gpu-memory", "-1GiB"], "--gpu-memory -1GiB: a size cannot be negative"),
+        (["--gpu-memory", "0"], "--gpu-memory 0: must be at least 1 bytes"),
+        (["--gpu-memory", "lots"], "--gpu-memory 'lots' is not a size"),
+        (["--gpu-memory", "32GiB"], "--gpu-memory 32GiB is more than a simulated GPU of the local Ray has"),
+        (["--perf", "101"], "--perf 101: perfControl is a percentage"),
+        (["--perf", "-5"], "--perf -5: perfControl is a percentage"),
+        (["--name", "../escape"], "--name '../escape': a job id is"),
+        (["--sim-gpus", "0"], "--sim-gpus 0: a local Ray needs at least 1"),
+        (["--connect-timeout", "0"], "--connect-timeout 0.0: give a positive number"),
+    ],
+)
+def test_submit_arguments_are_checked_before_ray_and_blame_the_right_flag(
+    no_ray: None, options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no_ray: a check that came after starting Ray would print how to install Ray instead
+    assert main(["submit", *options, JOB]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "pip install" not in err, err
+
+
+def test_submit_of_a_missing_script_names_it_before_ray(
+    no_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["submit", "no/such/job.py"]) == 2
+    assert "no/such/job.py: no such file" in capsys.readouterr().err
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "argv", [["cluster", "status"], ["cluster", "stop", "job-1"], ["submit", "--detach", JOB]]
+)
+def test_an_address_where_nothing_listens_is_an_error_naming_it_before_ray(
+    no_ray: None, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = f"127.0.0.1:{_closed_port()}"
+    assert main([*argv[:2], "--address", address, *argv[2:]]) == 2
+    err = capsys.readouterr().err
+    assert f"no Ray cluster answers at {address}" in err and "pip install" not in err, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["cluster", "status"], ["submit", "--detach"]])
+def test_an_address_that_never_answers_ends_the_command_at_its_deadline(command: list[str]) -> None:
+    pytest.importorskip("ray")
+    import socket
+    import subprocess
+
+    with socket.socket() as listener:  # accepts TCP connections, never says a word
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        argv = [*command, "--address", address, "--connect-timeout", "3"]
+        if command[0] == "submit":
+            argv.append(JOB)
+        out = subprocess.run(
+            [sys.executable, "-m", "antcolony", *argv], capture_output=True, text=True, timeout=120
+        )
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert address in out.stderr, out.stderr[-2000:]
+
+
+JOB_SCRIPT = "import os, sys\nopen(sys.argv[1], 'w').write(os.environ['GPU_CONFIG_FILE'])\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_local_submit_removes_its_job_files_when_the_job_ends_unless_kept(
+    tmp_path: Path, keep: bool
+) -> None:
+    pytest.importorskip("ray")
+    import os
+    import subprocess
+
+    script = tmp_path / "job.py"
+    script.write_text(JOB_SCRIPT)
+    ran = tmp_path / "ran"
+    root = tmp_path / "cluster"
+    env = {**os.environ, "ANTCOLONY_CLUSTER_DIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    argv = ["submit", "--sim-gpu-memory", "256MiB", "--gpu-memory", "64MiB", "--name", "cleanup-job"]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "antcolony",
+            *argv,
+            *(["--keep-files"] if keep else []),
+            str(script),
+            str(ran),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert ran.read_text().startswith(str(root))  # the job ran, its files under the cluster dir
+    left = list(root.glob("*/jobs/cleanup-job"))
+    if keep:
+        assert len(left) == 1 and (left[0] / "config.json").is_file()
+    else:
+        assert left == [] and list(root.iterdir()) == []
