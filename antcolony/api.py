@@ -127,6 +127,8 @@ from antcolony.graph.ops.math import (
     subtract,
 )
 from antcolony.graph.ops.math_composite import (
+    arg_max,
+    arg_min,
     argmin,
     cumsum,
     log1p,
