@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from antcolony.errors import InvalidArgumentError
+from antcolony.graph import dtypes
 from antcolony.graph import shapes as S
 from antcolony.graph.core import Tensor
 
@@ -19,6 +20,11 @@ def convert_feed(t: Tensor, value: Any) -> Any:
         raise InvalidArgumentError(
             None, t.op, f"Cannot convert the value fed for '{t.name}' to an array: {exc}"
         ) from None
+    if t.dtype == dtypes.string and arr.dtype.kind in "OUS":
+        try:
+            arr = dtypes.as_string_array(arr)
+        except TypeError as exc:
+            raise InvalidArgumentError(None, t.op, f"Cannot feed '{t.name}' (string): {exc}") from None
     if arr.dtype != t.dtype:
         # Integer to integer (signed or not) is allowed when every value fits, as TF converts feeds.
         both_int = arr.dtype.kind in "iu" and t.dtype.kind in "iu"

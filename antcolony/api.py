@@ -127,6 +127,8 @@ from antcolony.graph.ops.math import (
     subtract,
 )
 from antcolony.graph.ops.math_composite import (
+    arg_max,
+    arg_min,
     argmin,
     cumsum,
     log1p,
@@ -148,7 +150,9 @@ from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
 from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
 from antcolony.graph.ops.script_ops import py_func
+from antcolony.graph.ops.sequence import reverse, reverse_sequence, reverse_v2
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
+from antcolony.graph.ops.tensor_array import TensorArray
 from antcolony.graph.ops.trigonometry import cos, sin
 from antcolony.graph.passes.recompute import mark_for_recompute, recompute_hint
 from antcolony.graph.tensor_shape import TensorShape

@@ -62,6 +62,21 @@ def dtype_name(dtype: np.dtype) -> str:
     return "bool" if dtype == bool_ else ("string" if dtype == string else dtype.name)
 
 
+def as_string_array(value: Any) -> np.ndarray:
+    """``value`` as a TF string array: an object array of ``bytes`` (``str`` encoded as UTF-8),
+    as TF stores strings and returns them when fetched."""
+    arr = np.asarray(value, dtype=object)
+    flat = arr.reshape(-1)
+    for i, item in enumerate(flat):
+        if isinstance(item, str):
+            flat[i] = item.encode("utf-8")
+        elif isinstance(item, np.bytes_):
+            flat[i] = bytes(item)
+        elif not isinstance(item, bytes):
+            raise TypeError(f"{item!r} is not a string; a tf.string tensor holds str or bytes values")
+    return flat.reshape(arr.shape)
+
+
 def infer_dtype(value: Any) -> np.dtype:
     """The dtype TF would give a Python or numpy value: floats -> float32, ints -> int32."""
     if isinstance(value, (np.ndarray, np.generic)):

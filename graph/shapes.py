@@ -17,6 +17,8 @@ def as_shape(value: Any) -> Shape:
         return None
     if isinstance(value, (int, np.integer)):
         return (int(value),)
+    if hasattr(value, "dims") and value.dims is None:
+        return None  # a TensorShape of unknown rank
     return tuple(None if d is None or int(d) < 0 else int(d) for d in value)
 
 

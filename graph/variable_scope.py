@@ -196,16 +196,22 @@ def _create(
         init = initializer if initializer is not None else _default_initializer(full, dtype)
         initial = lambda: init(dims, dtype=dtype)  # noqa: E731
     g = get_default_graph()
-    # As TF's init_scope: a variable does not depend on the control_dependencies it is created under.
-    with g.name_scope(None), g.control_dependencies(None):
-        return Variable(
-            initial,
-            trainable=True if trainable is None else trainable,
-            name=full,
-            dtype=dtype if initializer is None or callable(initializer) else None,
-            collections=list(collections) if collections is not None else None,
-            validate_shape=validate_shape,
-        )
+    # As TF's init_scope: a variable does not depend on the control_dependencies it is created under,
+    # and one created in a while_loop or cond body (a cell's first call in dynamic_rnn) lives and is
+    # initialised outside that loop.
+    outer_ctx, g._control_flow_context = g._control_flow_context, None
+    try:
+        with g.name_scope(None), g.control_dependencies(None):
+            return Variable(
+                initial,
+                trainable=True if trainable is None else trainable,
+                name=full,
+                dtype=dtype if initializer is None or callable(initializer) else None,
+                collections=list(collections) if collections is not None else None,
+                validate_shape=validate_shape,
+            )
+    finally:
+        g._control_flow_context = outer_ctx
 
 
 def _default_initializer(full: str, dtype: Any) -> Callable[..., Tensor]:

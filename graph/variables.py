@@ -150,16 +150,28 @@ class Variable(TensorOperators):
         return f"<ac.Variable '{self.name}' shape={self.shape} dtype={dtypes.dtype_name(self.dtype)}>"
 
 
-def global_variables(graph: Graph | None = None) -> list[Variable]:
-    return (graph or get_default_graph()).get_collection(GLOBAL_VARIABLES)
+def _variables(key: str, scope: str | Graph | None, graph: Graph | None) -> list[Variable]:
+    # A Graph as the first argument is this API's older form (``trainable_variables(g)``), kept
+    # for its callers; TF's first parameter is ``scope``.
+    if isinstance(scope, Graph):
+        scope, graph = None, scope
+    return (graph or get_default_graph()).get_collection(key, scope)
 
 
-def trainable_variables(graph: Graph | None = None) -> list[Variable]:
-    return (graph or get_default_graph()).get_collection(TRAINABLE_VARIABLES)
+def global_variables(scope: str | Graph | None = None, graph: Graph | None = None) -> list[Variable]:
+    """The global variables; with ``scope``, those whose name the regex matches at the start (TF's
+    ``re.match``)."""
+    return _variables(GLOBAL_VARIABLES, scope, graph)
 
 
-def local_variables(graph: Graph | None = None) -> list[Variable]:
-    return (graph or get_default_graph()).get_collection(LOCAL_VARIABLES)
+def trainable_variables(scope: str | Graph | None = None, graph: Graph | None = None) -> list[Variable]:
+    """The trainable variables; with ``scope``, those whose name the regex matches at the start."""
+    return _variables(TRAINABLE_VARIABLES, scope, graph)
+
+
+def local_variables(scope: str | Graph | None = None, graph: Graph | None = None) -> list[Variable]:
+    """The local variables; with ``scope``, those whose name the regex matches at the start."""
+    return _variables(LOCAL_VARIABLES, scope, graph)
 
 
 def local_variables_initializer() -> Operation:

@@ -14,8 +14,10 @@ from . import (  # noqa: F401  # noqa: F401
     py_func,
     random,
     rounding,
+    sequence,
     state,
     summary,
+    tensor_array,
     training,
 )
 from .registry import KERNELS, KernelContext, KernelDef, find_kernel, register_kernel

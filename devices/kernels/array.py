@@ -91,7 +91,13 @@ def _unpack_grad(ctx: KernelContext) -> Compute:
 @register_kernel("Fill")
 def _fill(ctx: KernelContext) -> Compute:
     xp, shape = ctx.xp, ctx.attr("shape")
-    return lambda v: xp.full(shape, v, dtype=xp.asarray(v).dtype)
+
+    def compute(v: Any, dims: Any = None) -> Any:
+        return xp.full(
+            shape if dims is None else tuple(int(d) for d in dims.tolist()), v, dtype=xp.asarray(v).dtype
+        )
+
+    return compute
 
 
 @register_kernel("ZerosLike")

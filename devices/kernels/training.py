@@ -108,11 +108,13 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         alpha = xp.asarray(_scalar(lr) * xp.sqrt(1 - _scalar(beta2_power)) / (1 - _scalar(beta1_power)))
         # TF's formulas in its order of operations, each result array fresh (readers of the last
         # step may hold the old ones) and then updated in place: 5 allocations instead of 12.
-        m_new = xp.subtract(grad, m_old)
+        # asarray: on 0-d operands (a scalar variable) ufuncs return numpy scalars, which the
+        # in-place updates and ``out=`` below cannot take.
+        m_new = xp.asarray(xp.subtract(grad, m_old))
         m_new *= one_minus_b1
         m_new += m_old
         m_new = rm.write(m_new.astype(w.dtype, copy=False))
-        v_new = xp.multiply(grad, grad)
+        v_new = xp.asarray(xp.multiply(grad, grad))
         v_new -= v_old
         v_new *= one_minus_b2
         v_new += v_old
@@ -120,7 +122,7 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         direction = grad * one_minus_b1 + beta1 * m_new if nesterov else m_new
         denom = xp.sqrt(v_new)
         denom += eps
-        step = xp.multiply(direction, alpha)
+        step = xp.asarray(xp.multiply(direction, alpha))
         step /= denom
         return rvar.write(xp.subtract(w, step, out=step).astype(w.dtype, copy=False))
 

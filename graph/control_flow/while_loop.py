@@ -15,6 +15,7 @@ from ..op_builder import convert_to_tensor, graph_of, make_op
 from ..ops.array import where
 from ..ops.control import identity
 from ..ops.math import add, less
+from ..ops.tensor_array import TensorArray
 from ..tensor_shape import TensorShape
 from . import nest
 from .context import WhileContext, entered, state_of
@@ -61,6 +62,7 @@ def while_loop(
         loop_vars = (loop_vars,)
         if shape_invariants is not None:
             shape_invariants = (shape_invariants,)
+    loop_vars, cond, body, as_arrays = _carry_tensor_arrays(loop_vars, cond, body)
     flat_user = nest.flatten(loop_vars)
     if not flat_user:
         raise GraphError("while_loop: loop_vars is empty")
@@ -95,7 +97,7 @@ def while_loop(
                 offset,
                 limit if maximum_iterations is not None else None,
             )
-    result = nest.pack_as(loop_vars, exits[offset:])
+    result = as_arrays(nest.pack_as(loop_vars, exits[offset:]))
     if packed or (not return_same_structure and len(flat_user) == 1):
         return result[0]
     return result
@@ -167,6 +169,38 @@ def _build(
     for parts in zip(ctx.merges, ctx.switches, ctx.next_iterations, ctx.exits):
         register_loop_ops(ctx, *parts)
     return [x.outputs[0] for x in ctx.exits]
+
+
+def _carry_tensor_arrays(
+    loop_vars: Any, cond: Callable[..., Any], body: Callable[..., Any]
+) -> tuple[Any, Callable[..., Any], Callable[..., Any], Callable[[Any], Any]]:
+    """TensorArrays among ``loop_vars`` travel as their flows (as TF1): the loop carries the flow,
+    ``cond`` and ``body`` see TensorArrays again, and so does the caller. Returns the loop
+    variables, wrapped ``cond`` and ``body``, and the function rebuilding the loop's results."""
+    arrays: list[Any] = [v if isinstance(v, TensorArray) else None for v in nest.flatten(loop_vars)]
+    if not any(a is not None for a in arrays):
+        return loop_vars, cond, body, lambda result: result
+
+    def as_arrays(values: Any) -> Any:
+        flat = [a._with_flow(v) if a is not None else v for a, v in zip(arrays, nest.flatten(values))]
+        return nest.pack_as(values, flat)
+
+    def as_flows(values: Any) -> Any:
+        return nest.map_structure(lambda v: v.flow if isinstance(v, TensorArray) else v, values)
+
+    def body_of_flows(*args: Any) -> Any:
+        result = body(*as_arrays(list(args)))
+        for k, v in enumerate(nest.flatten(result)):
+            if isinstance(v, TensorArray) and k < len(arrays):
+                arrays[k] = v  # the body's writes may have given the elements a static shape
+        return as_flows(result)
+
+    return (
+        as_flows(loop_vars),
+        lambda *args: cond(*as_arrays(list(args))),
+        body_of_flows,
+        as_arrays,
+    )
 
 
 def _settle_shapes(g: Graph, ctx: WhileContext, invariants: list[Any], offset: int) -> None:

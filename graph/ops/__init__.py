@@ -18,8 +18,10 @@ from . import (  # noqa: F401  # noqa: F401
     reduction,
     rounding,
     script_ops,
+    sequence,
     slicing,
     state,
     summary_ops,
+    tensor_array,
     trigonometry,
 )

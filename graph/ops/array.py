@@ -14,7 +14,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import convert_to_tensor, graph_of, make_op
+from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
 from ..registry import register_op
 
 
@@ -261,30 +261,43 @@ def _unpack_grad_grad(op: Operation, grad: Tensor) -> list:
 
 @register_op("Fill")
 def _fill_shape(op: Operation) -> list:
+    # attr "shape": the static shape (None where a dimension comes from the dims input at run time).
     return [(op.inputs[0].dtype, op.attrs["shape"])]
 
 
-def fill(dims: Sequence[int], value: Any, name: str | None = None) -> Tensor:
+def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
+    """A tensor of shape ``dims`` filled with the scalar ``value``; ``dims`` may be a tensor or a
+    list holding tensors (a shape known only at run time, e.g. ``[batch_size, 200]``)."""
     v = convert_to_tensor(value)
     if v._shape not in ((), None):
         raise ValueError(f"fill value {v.name} must be a scalar, got shape {S.format_shape(v._shape)}")
-    return make_op("Fill", [v], {"shape": tuple(int(d) for d in dims)}, name or "Fill").outputs[0]
+    if not _is_symbolic(dims) and not any(_is_symbolic(d) for d in dims):
+        return make_op("Fill", [v], {"shape": tuple(int(d) for d in dims)}, name or "Fill").outputs[0]
+    d = convert_to_tensor(dims)
+    if d.dtype.kind not in "iu" or d._shape is None or len(d._shape) != 1 or d._shape[0] is None:
+        raise ValueError(f"fill dims {d.name} must be an integer vector of known length")
+    static = (
+        tuple(None if _is_symbolic(x) else int(x) for x in dims)
+        if isinstance(dims, (list, tuple))
+        else (None,) * d._shape[0]
+    )
+    return make_op("Fill", [v, d], {"shape": static}, name or "Fill").outputs[0]
 
 
 @register_gradient("Fill")
 def _fill_grad(op: Operation, grad: Tensor) -> list:
     from .math import reduce_sum
 
-    return [reduce_sum(grad)]
+    return [reduce_sum(grad), *([None] if len(op.inputs) > 1 else [])]
 
 
-def zeros(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     from .constant import constant
 
     return fill(shape, constant(0, dtype=dtype), name=name or "zeros")
 
 
-def ones(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     from .constant import constant
 
     return fill(shape, constant(1, dtype=dtype), name=name or "ones")

@@ -28,7 +28,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     arr = np.asarray(value)
     if arr.dtype.kind == "f" and dt.kind in "iu" and not np.all(np.mod(arr, 1) == 0):
         raise GraphError(f"constant {name}: value {value!r} is not representable as {dt.name}")
-    arr = arr.astype(dt)
+    arr = dtypes.as_string_array(arr) if dt == dtypes.string else arr.astype(dt)
     if shape is not None:
         target = as_shape(shape)
         if not is_fully_defined(target):

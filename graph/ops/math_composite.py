@@ -22,6 +22,8 @@ from .math import cast, divide, equal, exp, log, matmul, negative, not_equal
 from .reduction import argmax, reduce_max, reduce_min, reduce_sum
 
 __all__ = [
+    "arg_max",
+    "arg_min",
     "argmin",
     "cumsum",
     "log1p",
@@ -129,6 +131,16 @@ def argmin(
         raise GraphError(f"argmin of unsigned {x.name} is not supported; cast it to a signed dtype")
     with get_default_graph().name_scope(name or "ArgMin"):
         return argmax(negative(x), resolve(axis, dimension, "axis", "dimension"), output_type=output_type)
+
+
+def arg_max(input: Any, dimension: Any, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:
+    """TF1's ``tf.arg_max``: ``argmax`` with the axis as the second positional argument."""
+    return argmax(input, dimension, name=name, output_type=output_type)
+
+
+def arg_min(input: Any, dimension: Any, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:
+    """TF1's ``tf.arg_min``: ``argmin`` with the axis as the second positional argument."""
+    return argmin(input, dimension, name=name, output_type=output_type)
 
 
 def log1p(x: Any, name: str | None = None) -> Tensor:

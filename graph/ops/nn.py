@@ -433,3 +433,18 @@ __all__ += [
     "top_k",
     "xw_plus_b",
 ]
+
+
+# The recurrent parts of TF's ``tf.nn`` (``rnn_cell``, ``static_rnn``, ``dynamic_rnn``, ...) are
+# built from control flow and variable scopes, which import this module: they load on first use.
+_RNN_NAMES = frozenset(
+    ("bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell", "static_bidirectional_rnn", "static_rnn")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _RNN_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .. import rnn, rnn_cell
+
+    return rnn_cell if name == "rnn_cell" else getattr(rnn, name)

@@ -440,6 +440,52 @@ def _unknown_shape_cases() -> list[Case]:
     ]
 
 
+def _tensor_array(size: int, **kw: Any) -> Any:
+    return ac.TensorArray(ac.float64, size=size, **kw)
+
+
+def _sequence_cases() -> list[Case]:
+    """Reversals and TensorArrays (their gradients go through gradient TensorArrays)."""
+    return [
+        Case("ReverseV2 along axis 1", ("ReverseV2",), lambda x: ac.reverse(x, [1]), (normal(2, 3),)),
+        Case(
+            "ReverseSequence within lengths",
+            ("ReverseSequence",),
+            lambda x: ac.reverse_sequence(x, [3, 1], seq_axis=1, batch_axis=0),
+            (normal(2, 4, 2),),
+        ),
+        Case(
+            "TensorArray write, read twice, stack",
+            ("TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayStack"),
+            lambda x, y: _write_read_stack(x, y),
+            (normal(2, 3), normal(2, 3)),
+        ),
+        Case(
+            "TensorArray unstack then gather (one element unread)",
+            ("TensorArrayUnstack", "TensorArrayGatherV3"),
+            lambda x: _tensor_array(3).unstack(x).gather([2, 0]),
+            (normal(3, 4),),
+        ),
+        Case(
+            "TensorArray scatter then stack",
+            ("TensorArrayScatterV3",),
+            lambda x: _tensor_array(3).scatter([1, 0, 2], x).stack() * 2.0,
+            (normal(3, 2),),
+        ),
+        Case(
+            "TensorArray split then concat",
+            ("TensorArraySplitV3", "TensorArrayConcatV3"),
+            lambda x: _tensor_array(2, infer_shape=False).split(x, [1, 2]).concat() * 3.0,
+            (normal(3, 2),),
+        ),
+    ]
+
+
+def _write_read_stack(x: Any, y: Any) -> list[Any]:
+    ta = _tensor_array(2, clear_after_read=False).write(0, x).write(1, y)
+    return [ta.stack(), ta.read(1) * ta.read(0), ta.read(1)]
+
+
 CASES: list[Case] = (
     [Case(t, (t,), fn, (make(3, 4),)) for t, fn, make in _UNARY]
     + _binary_cases()
@@ -448,6 +494,7 @@ CASES: list[Case] = (
     + _nn_cases()
     + _array_cases()
     + _unknown_shape_cases()
+    + _sequence_cases()
 )
 
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
