@@ -11,6 +11,14 @@ from antcolony.graph import shapes as S
 from antcolony.graph.core import Tensor
 
 
+def _string_array(value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    flat = np.asarray(value, dtype=object).reshape(-1)
+    out = np.empty(flat.shape, dtype=object)
+    for i, v in enumerate(flat.tolist()):
+        out[i] = v.encode() if isinstance(v, str) else v
+    return out.reshape(shape)
+
+
 def convert_feed(t: Tensor, value: Any) -> Any:
     """``value`` as fed to ``t``: same-kind casts allowed; wrong dtype or shape names ``t`` and both."""
     try:
@@ -19,6 +27,10 @@ def convert_feed(t: Tensor, value: Any) -> Any:
         raise InvalidArgumentError(
             None, t.op, f"Cannot convert the value fed for '{t.name}' to an array: {exc}"
         ) from None
+    if t.dtype.kind == "O" and arr.dtype.kind in "SU":
+        # Strings: an object array of the given bytes (numpy's fixed-width "S" dtype would drop
+        # trailing NUL bytes, which serialized protos may end with); str is UTF-8 encoded.
+        arr = _string_array(value, arr.shape)
     if arr.dtype != t.dtype:
         # Integer to integer (signed or not) is allowed when every value fits, as TF converts feeds.
         both_int = arr.dtype.kind in "iu" and t.dtype.kind in "iu"

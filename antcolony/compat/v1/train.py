@@ -1,6 +1,9 @@
-"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, and checkpoints."""
+"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, checkpoints, and
+the ``tf.train.Example`` protos (loaded on first use: they need the protobuf package)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from antcolony.actors.checkpoint_state import (
     CheckpointState,
@@ -53,3 +56,18 @@ __all__ = [
     "piecewise_constant",
     "polynomial_decay",
 ]
+
+# tf.train.Example and its parts: protobuf messages (devices/data/example_proto.py).
+_EXAMPLE_PROTOS = ("BytesList", "Example", "Feature", "FeatureList", "Features", "FloatList", "Int64List")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXAMPLE_PROTOS:
+        from antcolony.devices.data.example_proto import message_classes
+
+        return message_classes()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXAMPLE_PROTOS})
