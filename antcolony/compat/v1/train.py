@@ -1,17 +1,44 @@
-"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, checkpoints, and
-the ``tf.train.Example`` protos (loaded on first use: they need the protobuf package)."""
+"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, checkpoints,
+monitored sessions and their hooks, and the ``tf.train.Example`` protos (loaded on first use: they need the protobuf package)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from antcolony.actors.basic_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
 from antcolony.actors.checkpoint_state import (
     CheckpointState,
     checkpoint_exists,
     get_checkpoint_state,
     latest_checkpoint,
 )
+from antcolony.actors.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from antcolony.actors.saver import Saver
+from antcolony.actors.session_run_hook import (
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
@@ -36,13 +63,34 @@ __all__ = [
     "AdadeltaOptimizer",
     "AdagradOptimizer",
     "AdamOptimizer",
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
     "CheckpointState",
+    "ChiefSessionCreator",
     "ExponentialMovingAverage",
+    "FeedFnHook",
+    "FinalOpsHook",
     "GradientDescentOptimizer",
+    "LoggingTensorHook",
     "MomentumOptimizer",
+    "MonitoredSession",
+    "MonitoredTrainingSession",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
     "Optimizer",
     "RMSPropOptimizer",
     "Saver",
+    "Scaffold",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "SingularMonitoredSession",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "WorkerSessionCreator",
     "checkpoint_exists",
     "cosine_decay",
     "create_global_step",
