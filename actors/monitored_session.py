@@ -28,7 +28,7 @@ from antcolony.graph.ops.summary_ops import merge_all
 from antcolony.graph.variables import global_variables_initializer, local_variables_initializer
 
 from .basic_hooks import CheckpointSaverHook, StepCounterHook, SummarySaverHook
-from .checkpoint_state import latest_checkpoint
+from .checkpoint_state import get_checkpoint_state, latest_checkpoint
 from .saver import Saver
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from .sync_session import Session
@@ -174,10 +174,15 @@ class ChiefSessionCreator:
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
         try:
             path = self._checkpoint_file
+            state = None
             if path is None and self._checkpoint_dir:
                 path = latest_checkpoint(self._checkpoint_dir)
+                state = get_checkpoint_state(self._checkpoint_dir)
             if path and scaffold.saver is not None:
                 scaffold.saver.restore(sess, path)
+                if state is not None:
+                    # As TF's SessionManager: the saver keeps rotating the checkpoints already there.
+                    scaffold.saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
                 logger.info("Restored model from %s", path)
             else:
                 if scaffold.init_op is not None:

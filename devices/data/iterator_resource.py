@@ -46,6 +46,15 @@ class IteratorResource:
             self._exhausted = False
             self.started = True
 
+    def start_once(self, dataset: Dataset, values: dict[Tensor, Any], seed: int | None) -> None:
+        """Start unless already started (a one-shot iterator, which concurrent steps may reach)."""
+        with self._lock:
+            if self.started:
+                return
+            self._env = Env(values, seed)
+            self._elements = elements(dataset, self._env)
+            self.started = True
+
     def get_next(self, op: Any) -> Element:
         with self._lock:
             if self._elements is None and not self._exhausted:

@@ -25,7 +25,8 @@ def _resource(ctx: KernelContext) -> IteratorResource:
     name = ctx.attr("shared_name")
     it = table.get(name)
     if it is None:
-        it = table[name] = IteratorResource(name)
+        # setdefault: two steps' kernels may get here at once; both must share one resource.
+        it = table.setdefault(name, IteratorResource(name))
     return it
 
 
@@ -69,8 +70,7 @@ def _one_shot(ctx: KernelContext) -> Compute:
 
     def compute(*values: Any) -> IteratorResource:
         it = _resource(ctx)
-        if not it.started:
-            it.start(ds, dict(zip(captured, values)), seed)
+        it.start_once(ds, dict(zip(captured, values)), seed)
         return it
 
     return compute
