@@ -22,7 +22,9 @@ def convert_feed(t: Tensor, value: Any) -> Any:
         ) from None
     if t.dtype == dtypes.string and arr.dtype.kind in "OUS":
         try:
-            arr = dtypes.as_string_array(arr)
+            # From the value itself: numpy's fixed-width "S" dtype drops trailing NUL bytes, which
+            # serialized protos may end with.
+            arr = dtypes.as_string_array(value)
         except TypeError as exc:
             raise InvalidArgumentError(None, t.op, f"Cannot feed '{t.name}' (string): {exc}") from None
     if arr.dtype != t.dtype:

@@ -35,6 +35,12 @@ def _walk(x: Any, leaves: list[Any]) -> Callable[[Any], Any]:
             return lambda it: ntype(*[p(it) for p in parts])
         sequence = type(x)
         return lambda it: sequence(p(it) for p in parts)
+    fetch_parts = getattr(x, "_fetch_parts", None)
+    if fetch_parts is not None:
+        # A composite fetch (e.g. a SparseTensor): its component tensors, then its value type.
+        tensors, make = fetch_parts()
+        part_builders = [_walk(t, leaves) for t in tensors]
+        return lambda it: make([p(it) for p in part_builders])
     leaves.append(x)
     return next
 

@@ -18,6 +18,7 @@ from . import errors as errors  # the bottom layer: standard library only
 
 if _typing.TYPE_CHECKING:
     from antcolony.actors.session import Session as Session
+    from antcolony.graph import data as data
     from antcolony.graph import train as train
     from antcolony.runner import run as run
 
@@ -37,6 +38,7 @@ _LAZY: dict[str, str] = {
     "actors": "antcolony.actors",
     "api": "antcolony.api",
     "config": "antcolony.config",
+    "data": "antcolony.graph.data",
     "devices": "antcolony.devices",
     "graph": "antcolony.graph",
     "runner": "antcolony.runner",

@@ -75,6 +75,9 @@ class SessionResources:
         self.engine_vars: dict[str, Any] = {}
         self._rngs: dict[str, np.random.Generator] = {}
         self._seed = seed
+        # Dataset iterators (devices/data/iterator_resource.py) by shared name: each may own
+        # pipeline threads, stopped when the session releases its resources.
+        self.iterators: dict[str, Any] = {}
 
     def release(self) -> None:
         """The session closed: drop the variables' values now. Kernels of the session's executors
@@ -83,6 +86,9 @@ class SessionResources:
         self.variables.release()
         self.engine_vars.clear()
         self._rngs.clear()
+        iterators, self.iterators = self.iterators, {}
+        for it in iterators.values():
+            it.close()
 
     def rng_for(self, op: Any) -> np.random.Generator:
         """A generator per random op, seeded from the graph and op seeds when given (as TF)."""

@@ -16,20 +16,39 @@ from antcolony.graph.default_session import get_default_session
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
 from antcolony.graph.gradients import register_gradient as RegisterGradient
 from antcolony.graph.ops.logging_ops import print_v2 as print
+from antcolony.graph.ops.parsing_ops import (
+    FixedLenFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+)
+from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
+from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
-from . import logging, summary, train
+from . import data, io, logging, python_io, sparse, summary, train
 
 __all__ = [
     *_api_names,
     "ConfigProto",
+    "FixedLenFeature",
     "GPUOptions",
     "InteractiveSession",
     "NotDifferentiable",
     "RegisterGradient",
     "Session",
+    "SparseTensor",
+    "SparseTensorValue",
+    "VarLenFeature",
+    "data",
     "get_default_session",
+    "io",
     "logging",
+    "parse_example",
+    "parse_single_example",
     "print",
+    "python_io",
+    "sparse",
+    "sparse_tensor_to_dense",
     "summary",
     "train",
 ]

@@ -1,14 +1,44 @@
-"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, and checkpoints."""
+"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, checkpoints,
+monitored sessions and their hooks, and the ``tf.train.Example`` protos (loaded on first use: they need the protobuf package)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from antcolony.actors.basic_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
 from antcolony.actors.checkpoint_state import (
     CheckpointState,
     checkpoint_exists,
     get_checkpoint_state,
     latest_checkpoint,
 )
+from antcolony.actors.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from antcolony.actors.saver import Saver
+from antcolony.actors.session_run_hook import (
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
@@ -33,13 +63,34 @@ __all__ = [
     "AdadeltaOptimizer",
     "AdagradOptimizer",
     "AdamOptimizer",
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
     "CheckpointState",
+    "ChiefSessionCreator",
     "ExponentialMovingAverage",
+    "FeedFnHook",
+    "FinalOpsHook",
     "GradientDescentOptimizer",
+    "LoggingTensorHook",
     "MomentumOptimizer",
+    "MonitoredSession",
+    "MonitoredTrainingSession",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
     "Optimizer",
     "RMSPropOptimizer",
     "Saver",
+    "Scaffold",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "SingularMonitoredSession",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "WorkerSessionCreator",
     "checkpoint_exists",
     "cosine_decay",
     "create_global_step",
@@ -53,3 +104,18 @@ __all__ = [
     "piecewise_constant",
     "polynomial_decay",
 ]
+
+# tf.train.Example and its parts: protobuf messages (devices/data/example_proto.py).
+_EXAMPLE_PROTOS = ("BytesList", "Example", "Feature", "FeatureList", "Features", "FloatList", "Int64List")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXAMPLE_PROTOS:
+        from antcolony.devices.data.example_proto import message_classes
+
+        return message_classes()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXAMPLE_PROTOS})
