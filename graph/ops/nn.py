@@ -433,3 +433,21 @@ __all__ += [
     "top_k",
     "xw_plus_b",
 ]
+
+# Sampled losses and their candidate samplers (graph/ops/sampled_losses.py, candidate_sampling.py).
+from .candidate_sampling import (  # noqa: E402
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
+from .sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402
+
+__all__ += [
+    "compute_accidental_hits",
+    "fixed_unigram_candidate_sampler",
+    "log_uniform_candidate_sampler",
+    "nce_loss",
+    "sampled_softmax_loss",
+    "uniform_candidate_sampler",
+]
