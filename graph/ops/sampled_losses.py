@@ -83,15 +83,27 @@ def _lookup(params: list[Any], ids: Tensor, partition_strategy: str) -> Tensor:
 
 
 def _true_and_sampled(
-    params: list[Any], labels_flat: Tensor, sampled: Tensor, strategy: str
+    params: list[Any], labels_flat: Tensor, all_ids: Tensor | None, sampled: Tensor, strategy: str
 ) -> tuple[Tensor, Tensor]:
-    """The rows of the true classes and of the sampled ones: one lookup of both when the number
-    of true ids is known at build time (one gradient to accumulate), else two."""
-    n_true = labels_flat._shape[0] if labels_flat._shape is not None else None
-    if n_true is None:
+    """The rows of the true classes and of the sampled ones: one lookup of ``all_ids`` (both,
+    concatenated; one gradient to accumulate) when the number of true ids is known at build
+    time, else two lookups."""
+    if all_ids is None:
         return _lookup(params, labels_flat, strategy), _lookup(params, sampled, strategy)
-    both = _lookup(params, concat([labels_flat, sampled], 0), strategy)
+    assert labels_flat._shape is not None  # all_ids is built only when the count is static
+    n_true = labels_flat._shape[0]
+    both = _lookup(params, all_ids, strategy)
     return both[:n_true], both[n_true:]
+
+
+def _targets(true_logits: Tensor, sampled_logits: Tensor, num_true: int) -> Tensor:
+    """1 / num_true for the true columns, 0 for the sampled: a constant when the shapes are known."""
+    b, s = true_logits._shape, sampled_logits._shape
+    dt = true_logits.dtype
+    if b is not None and s is not None and b[0] is not None and s[1] is not None:
+        value = np.concatenate([np.full((b[0], num_true), 1.0 / num_true, dt), np.zeros((b[0], s[1]), dt)], 1)
+        return constant(value, name="labels")
+    return concat([ones_like(true_logits) / float(num_true), zeros_like(sampled_logits)], 1)
 
 
 def _accidental_hit_mask(labels: Tensor, sampled: Tensor, distinct: bool) -> Tensor:
@@ -153,16 +165,23 @@ def compute_sampled_logits(
         sampled = cast(sampled, dtypes.int64)
         labels_flat = reshape(lab, [-1])
 
-        true_w, sampled_w = _true_and_sampled(shards, labels_flat, sampled, partition_strategy)
-        true_b, sampled_b = _true_and_sampled([biases], labels_flat, sampled, partition_strategy)
+        static_count = labels_flat._shape is not None and labels_flat._shape[0] is not None
+        all_ids = concat([labels_flat, sampled], 0) if static_count else None
+        true_w, sampled_w = _true_and_sampled(shards, labels_flat, all_ids, sampled, partition_strategy)
+        true_b, sampled_b = _true_and_sampled([biases], labels_flat, all_ids, sampled, partition_strategy)
         true_w, sampled_w, true_b, sampled_b = (
             cast(t, x.dtype) for t in (true_w, sampled_w, true_b, sampled_b)
         )
 
         sampled_logits = matmul(x, sampled_w, transpose_b=True) + sampled_b
-        dim: Any = x._shape[1] if x._shape is not None and x._shape[1] is not None else shape_of(true_w)[1]
-        rows = expand_dims(x, 1) * reshape(true_w, [-1, num_true, dim])
-        true_logits = reduce_sum(rows, axis=2) + reshape(true_b, [-1, num_true])
+        if num_true == 1:
+            true_logits = reduce_sum(x * true_w, axis=1, keepdims=True) + expand_dims(true_b, 1)
+        else:
+            dim: Any = (
+                x._shape[1] if x._shape is not None and x._shape[1] is not None else shape_of(true_w)[1]
+            )
+            rows = expand_dims(x, 1) * reshape(true_w, [-1, num_true, dim])
+            true_logits = reduce_sum(rows, axis=2) + reshape(true_b, [-1, num_true])
 
         if remove_accidental_hits:
             hit = _accidental_hit_mask(lab, sampled, distinct)
@@ -174,8 +193,7 @@ def compute_sampled_logits(
             sampled_logits = sampled_logits - log(cast(sampled_count, x.dtype))
 
         out_logits = concat([true_logits, sampled_logits], 1)
-        out_labels = concat([ones_like(true_logits) / float(num_true), zeros_like(sampled_logits)], 1)
-        return out_logits, out_labels
+        return out_logits, _targets(true_logits, sampled_logits, num_true)
 
 
 def nce_loss(
