@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (  # noqa: F401  # noqa: F401
     array,
     basic,
+    candidate_sampling,
     control_flow,
     data,
     einsum,

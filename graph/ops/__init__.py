@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  # noqa: F401
     array,
+    candidate_sampling,
     constant,
     control,
     einsum,

@@ -434,6 +434,23 @@ __all__ += [
     "xw_plus_b",
 ]
 
+# Sampled losses and their candidate samplers (graph/ops/sampled_losses.py, candidate_sampling.py).
+from .candidate_sampling import (  # noqa: E402
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
+from .sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402
+
+__all__ += [
+    "compute_accidental_hits",
+    "fixed_unigram_candidate_sampler",
+    "log_uniform_candidate_sampler",
+    "nce_loss",
+    "sampled_softmax_loss",
+    "uniform_candidate_sampler",
+]
 
 # The recurrent parts of TF's ``tf.nn`` (``rnn_cell``, ``static_rnn``, ``dynamic_rnn``, ...) are
 # built from control flow and variable scopes, which import this module: they load on first use.

@@ -1,0 +1,189 @@
+"""Kernels of the candidate samplers and ComputeAccidentalHits (host-only, as TF's).
+
+Probabilities and expected counts are float32 computed as TF's range samplers compute them, so
+the expected counts of given candidates match TF's; the draws come from the session's per-op
+numpy Generator (graph/ops/random.py seeding), so the candidates themselves differ from TF's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from antcolony.graph.ops.candidate_sampling import shard_ids
+
+from .registry import Compute, KernelContext, register_kernel
+
+_FLT_MAX = np.finfo(np.float32).max
+
+
+class Distribution(Protocol):
+    """A distribution over ``[0, range_max)``: i.i.d. draws and the probability of given classes."""
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray: ...
+
+    def probability(self, values: np.ndarray) -> np.ndarray: ...
+
+
+DISTRIBUTIONS: dict[str, Callable[[KernelContext], Distribution]] = {}
+
+
+def distribution(op_type: str) -> Callable[[Callable[[KernelContext], Distribution]], Any]:
+    """Decorator registering the distribution of sampler op ``op_type`` (built from its attrs)."""
+
+    def deco(make: Callable[[KernelContext], Distribution]) -> Any:
+        DISTRIBUTIONS[op_type] = make
+        register_kernel(op_type, devices=("CPU",))(_sampler_kernel)
+        return make
+
+    return deco
+
+
+class LogUniform:
+    def __init__(self, range_max: int) -> None:
+        self.range_max = range_max
+        self.log_range = math.log(range_max + 1)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        # exp(u * log(range + 1)) - 1, floored: P(k) = log((k + 2) / (k + 1)) / log(range + 1).
+        values = np.exp(rng.random(n) * self.log_range).astype(np.int64) - 1
+        return values % self.range_max  # guards the u -> 1 round-off edge, as TF
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        v = values.astype(np.float64)
+        return (np.log((v + 2.0) / (v + 1.0)) / self.log_range).astype(np.float32)
+
+
+class Uniform:
+    def __init__(self, range_max: int) -> None:
+        self.range_max = range_max
+        self.p = np.float32(1.0) / np.float32(range_max)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.integers(0, self.range_max, n, dtype=np.int64)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        return np.full(values.shape, self.p, dtype=np.float32)
+
+
+class Unigram:
+    """Weights ``count ** distortion`` (float32, as TF), zero for the reserved ids, restricted to
+    one shard's ids (``shard_ids``); the total is a sequential float32 sum, as TF accumulates it."""
+
+    def __init__(
+        self, counts: np.ndarray, distortion: float, reserved: int, num_shards: int, shard: int
+    ) -> None:
+        kept_reserved, kept_unigrams = shard_ids(reserved, counts.size, num_shards, shard)
+        self.weights = np.concatenate(
+            [
+                np.zeros(len(kept_reserved), np.float32),
+                np.power(counts[kept_unigrams].astype(np.float32), np.float32(distortion)),
+            ]
+        )
+        self.total = np.cumsum(self.weights, dtype=np.float32)[-1] if self.weights.size else np.float32(0)
+        self.cdf = np.cumsum(self.weights, dtype=np.float64)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        # The first id whose cumulative weight exceeds the draw: zero-weight ids are never drawn.
+        picks = np.searchsorted(self.cdf, rng.random(n) * self.cdf[-1], side="right")
+        return np.minimum(picks, self.weights.size - 1).astype(np.int64)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        inside = (values >= 0) & (values < self.weights.size)
+        w = self.weights[np.where(inside, values, 0)]
+        return np.where(inside, w / self.total, np.float32(0)).astype(np.float32)
+
+
+def draw(dist: Distribution, rng: np.random.Generator, n: int, unique: bool) -> tuple[np.ndarray, int]:
+    """``n`` candidates and the number of draws it took. With ``unique``, the candidates are the
+    first ``n`` distinct values of an i.i.d. stream in order of first appearance (TF's rejection
+    loop, drawn in blocks); the number of draws is the position of the n-th one, plus one."""
+    if not unique:
+        return dist.sample(rng, n), n
+    stream = np.empty(0, np.int64)
+    block = max(2 * n, 16)
+    while True:
+        stream = np.concatenate([stream, dist.sample(rng, block)])
+        _, first = np.unique(stream, return_index=True)
+        if first.size >= n:
+            chosen = np.sort(first)[:n]
+            return stream[chosen], int(chosen[-1]) + 1
+        block *= 2
+
+
+def expected_count(p: np.ndarray, n: int, tries: int) -> np.ndarray:
+    """TF's expected count of a class of probability ``p`` (float32) in a batch of ``n`` drawn
+    in ``tries`` draws: ``p * n`` without rejections, else ``1 - (1 - p) ** tries``."""
+    if tries == n:
+        return (p * np.float32(n)).astype(np.float32)
+    return (-np.expm1(np.float32(tries) * np.log1p(-p))).astype(np.float32)
+
+
+def _sampler_kernel(ctx: KernelContext) -> Compute:
+    xp, rng = ctx.xp, ctx.resources.rng_for(ctx.op)
+    dist = DISTRIBUTIONS[ctx.op.type](ctx)
+    n, unique, num_true, name = ctx.attr("num_sampled"), ctx.attr("unique"), ctx.attr("num_true"), ctx.op.name
+
+    def compute(true_classes: Any) -> tuple[Any, Any, Any]:
+        tc = np.asarray(true_classes)
+        if tc.ndim != 2 or tc.shape[1] != num_true:
+            raise ValueError(
+                f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
+            )
+        sampled, tries = draw(dist, rng, n, unique)
+        true_count = expected_count(dist.probability(tc), n, tries)
+        sampled_count = expected_count(dist.probability(sampled), n, tries)
+        return xp.asarray(sampled), xp.asarray(true_count), xp.asarray(sampled_count)
+
+    return compute
+
+
+@register_kernel("ComputeAccidentalHits", devices=("CPU",))
+def _accidental_hits(ctx: KernelContext) -> Compute:
+    xp, num_true, name = ctx.xp, ctx.attr("num_true"), ctx.op.name
+
+    def compute(true_classes: Any, sampled: Any) -> tuple[Any, Any, Any]:
+        tc, sc = np.asarray(true_classes), np.asarray(sampled)
+        if tc.ndim != 2 or tc.shape[1] != num_true:
+            raise ValueError(
+                f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
+            )
+        # A stable sort keeps equal candidates in sampled order, so the right end of a run of
+        # equal values is the candidate's last position (TF maps each candidate to its last one).
+        order = np.argsort(sc, kind="stable")
+        ranked = sc[order]
+        at = np.searchsorted(ranked, tc, side="right") - 1
+        hit = (at >= 0) & (ranked[np.maximum(at, 0)] == tc) if sc.size else np.zeros(tc.shape, bool)
+        rows, _ = np.nonzero(hit)  # row-major: row by row, true class by true class
+        ids = order[at[hit]].astype(np.int64)
+        weights = np.full(rows.size, -_FLT_MAX, dtype=np.float32)
+        return xp.asarray(rows.astype(np.int32)), xp.asarray(ids), xp.asarray(weights)
+
+    return compute
+
+
+@distribution("LogUniformCandidateSampler")
+def _log_uniform(ctx: KernelContext) -> Distribution:
+    return LogUniform(ctx.attr("range_max"))
+
+
+@distribution("UniformCandidateSampler")
+def _uniform(ctx: KernelContext) -> Distribution:
+    return Uniform(ctx.attr("range_max"))
+
+
+@distribution("FixedUnigramCandidateSampler")
+def _unigram(ctx: KernelContext) -> Distribution:
+    u = Unigram(
+        np.asarray(ctx.attr("unigrams"), dtype=np.float32),
+        ctx.attr("distortion"),
+        ctx.attr("num_reserved_ids"),
+        ctx.attr("num_shards"),
+        ctx.attr("shard"),
+    )
+    if not u.total > 0:
+        raise ValueError(f"{ctx.op.name}: the unigram weights of the sampled ids sum to zero")
+    return u
