@@ -7,6 +7,7 @@ from typing import Any
 
 from antcolony.errors import GraphError, InvalidFetchError
 from antcolony.graph.core import Graph, Operation, Tensor
+from antcolony.graph.indexed_slices import IndexedSlices, IndexedSlicesValue
 
 
 def _is_namedtuple(x: Any) -> bool:
@@ -35,6 +36,10 @@ def _walk(x: Any, leaves: list[Any]) -> Callable[[Any], Any]:
             return lambda it: ntype(*[p(it) for p in parts])
         sequence = type(x)
         return lambda it: sequence(p(it) for p in parts)
+    if isinstance(x, IndexedSlices):
+        # fetched as TF1 does: an IndexedSlicesValue of its three tensors' values
+        parts = [_walk(t, leaves) for t in (x.values, x.indices, x.dense_shape) if t is not None]
+        return lambda it: IndexedSlicesValue(*[p(it) for p in parts], *([None] * (3 - len(parts))))
     leaves.append(x)
     return next
 
