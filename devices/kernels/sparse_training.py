@@ -139,6 +139,29 @@ def _sparse_apply_centered_rmsprop(ctx: KernelContext) -> Compute:
     return _sparse_rmsprop(ctx, centered=True)
 
 
+@register_kernel("SparseApplyAdadelta", expensive=True)
+def _sparse_apply_adadelta(ctx: KernelContext) -> Compute:
+    xp, op = ctx.xp, ctx.op
+
+    def compute(
+        var: Any, accum: Any, accum_update: Any, lr: Any, rho: Any, eps: Any, grad: Any, indices: Any
+    ) -> Any:
+        w, idx, g = _rows(xp, op, var, grad, indices)
+        acc, upd = _slot(op, accum, w), _slot(op, accum_update, w)
+        one_minus_rho = 1 - scalar(rho)
+        # accum = accum * rho + g**2 (1 - rho); update = sqrt(accum_update + eps) / sqrt(accum + eps) * g;
+        # var -= lr * update; accum_update = accum_update * rho + update**2 (1 - rho)
+        acc_rows = acc[idx] * rho + g * g * one_minus_rho
+        acc[idx] = acc_rows
+        upd_rows = upd[idx]
+        step = xp.sqrt(upd_rows + eps) / xp.sqrt(acc_rows + eps) * g
+        w[idx] -= step * lr
+        upd[idx] = upd_rows * rho + step * step * one_minus_rho
+        return w
+
+    return compute
+
+
 @register_kernel("SparseApplyAdam", expensive=True)
 def _sparse_apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
