@@ -7,6 +7,7 @@ from typing import Any
 
 from antcolony.errors import GraphError, InvalidFetchError
 from antcolony.graph.core import Graph, Operation, Tensor
+from antcolony.graph.indexed_slices import IndexedSlices, IndexedSlicesValue
 
 
 def _is_namedtuple(x: Any) -> bool:
@@ -41,6 +42,10 @@ def _walk(x: Any, leaves: list[Any]) -> Callable[[Any], Any]:
         tensors, make = fetch_parts()
         part_builders = [_walk(t, leaves) for t in tensors]
         return lambda it: make([p(it) for p in part_builders])
+    if isinstance(x, IndexedSlices):
+        # fetched as TF1 does: an IndexedSlicesValue of its three tensors' values
+        parts = [_walk(t, leaves) for t in (x.values, x.indices, x.dense_shape) if t is not None]
+        return lambda it: IndexedSlicesValue(*[p(it) for p in parts], *([None] * (3 - len(parts))))
     leaves.append(x)
     return next
 

@@ -45,6 +45,7 @@ from antcolony.graph.graph_keys import (
     get_collection,
     get_collection_ref,
 )
+from antcolony.graph.indexed_slices import IndexedSlices, IndexedSlicesValue
 from antcolony.graph.initializers import (
     constant_initializer,
     glorot_normal_initializer,
@@ -56,6 +57,7 @@ from antcolony.graph.initializers import (
     variance_scaling_initializer,
     zeros_initializer,
 )
+from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import nn
 from antcolony.graph.ops.array import (
     concat,
@@ -147,9 +149,35 @@ from antcolony.graph.ops.math_composite import (
     truediv,
 )
 from antcolony.graph.ops.nn import sigmoid, tanh
+from antcolony.graph.ops.partition import dynamic_partition, dynamic_stitch
 from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
 from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
+from antcolony.graph.ops.scatter import (
+    gather_nd,
+    scatter_add,
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
+    scatter_sub,
+    scatter_update,
+)
 from antcolony.graph.ops.script_ops import py_func
+from antcolony.graph.ops.segment import (
+    segment_sum,
+    sparse_segment_mean,
+    sparse_segment_sqrt_n,
+    sparse_segment_sum,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_sqrt_n,
+    unsorted_segment_sum,
+)
 from antcolony.graph.ops.sequence import reverse, reverse_sequence, reverse_v2
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
 from antcolony.graph.ops.tensor_array import TensorArray

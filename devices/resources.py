@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,45 @@ class VarRef:
         self.store.values[self.name] = value
         return value
 
+    def mutable(self) -> Any:
+        """The stored array, for an update in place. A stored value handed out is never changed:
+        while anything besides the store holds it (a read still in flight, a fetched result, a
+        view) or it is not an owning writable array, a copy is stored and returned instead.
+
+        Callers hold the variable's engine write (Apply*/Scatter* ops have ref inputs), so no other
+        update interleaves. A host read starting during the update is not ordered by the engine
+        (host reads bypass it) and may see rows of both versions, as TF1's unlocked ref variables.
+        """
+        values = self.store.values
+        self.read()  # the uninitialized-value error
+        if _refs_of(values, self.name) > _STORED_ONLY or not _owns_writable(values[self.name]):
+            value = values[self.name]
+            # (a numpy scalar, e.g. from arithmetic on 0-d arrays, becomes a 0-d array)
+            return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
+        return values[self.name]
+
     @property
     def initialized(self) -> bool:
         return self.name in self.store.values
+
+
+def _refs_of(values: dict[str, Any], name: str) -> int:
+    return sys.getrefcount(values[name])
+
+
+# What _refs_of reads for a value nothing but its dict holds (the interpreter's own temporary
+# references differ between versions, so it is measured rather than assumed).
+_STORED_ONLY = _refs_of({"x": object()}, "x")
+
+
+def _owns_writable(value: Any) -> bool:
+    flags = getattr(value, "flags", None)
+    return (
+        flags is not None
+        and getattr(flags, "writeable", True)  # cupy arrays are always writable
+        and flags.c_contiguous
+        and getattr(value, "base", None) is None
+    )
 
 
 class VariableStore:

@@ -1,8 +1,11 @@
 """The gradient registry and ``ac.gradients`` (reverse-mode, building graph ops).
 
 A rule ``fn(op, *grads) -> sequence`` receives the forward Operation and one gradient Tensor per
-output of ``op`` and returns exactly one entry per input of ``op``: a Tensor, or None when that
-input gets no gradient. ``not_differentiable(op_type)`` registers None for the whole op (its
+output of ``op`` and returns exactly one entry per input of ``op``: a Tensor, an IndexedSlices (a
+sparse gradient: the gather's), or None when that input gets no gradient. A rule receives an
+IndexedSlices only when registered with ``passes_slices=True`` (it forwards it unchanged, as
+ReadVariable's and Identity's); every other rule gets it made dense. Gradients of one tensor are
+summed by AddN, or, when all are IndexedSlices, by concatenating their values and indices (as TF). ``not_differentiable(op_type)`` registers None for the whole op (its
 inputs get no gradient); an op type with no entry at all is an error when a gradient must flow
 through it.
 """
@@ -16,20 +19,26 @@ from typing import Any
 from antcolony.errors import GraphError
 
 from .core import Operation, Tensor
+from .indexed_slices import IndexedSlices
 from .op_builder import convert_to_tensor, graph_of
 
-GradFn = Callable[..., Sequence["Tensor | None"]]
+GradFn = Callable[..., Sequence["Tensor | IndexedSlices | None"]]
 
 GRADIENTS: dict[str, GradFn | None] = {}
+# op types whose rule receives IndexedSlices gradients as they are
+PASSES_SLICES: set[str] = set()
 
 
-def register_gradient(op_type: str) -> Callable[[GradFn], GradFn]:
-    """Decorator: ``fn`` becomes the gradient rule of ``op_type``."""
+def register_gradient(op_type: str, passes_slices: bool = False) -> Callable[[GradFn], GradFn]:
+    """Decorator: ``fn`` becomes the gradient rule of ``op_type``; ``passes_slices``: it takes
+    IndexedSlices gradients without densifying them."""
 
     def deco(fn: GradFn) -> GradFn:
         if op_type in GRADIENTS:
             raise GraphError(f"gradient for op type {op_type!r} is registered twice")
         GRADIENTS[op_type] = fn
+        if passes_slices:
+            PASSES_SLICES.add(op_type)
         return fn
 
     return deco
@@ -80,8 +89,9 @@ def gradients(
     name: str = "gradients",
     stop_gradients: Any = None,
     colocate_gradients_with_ops: bool = False,
-) -> list[Tensor | None]:
-    """Symbolic d(sum ys)/d(x) for each x, as ``tf.gradients``; None where x does not affect ys.
+) -> list[Tensor | IndexedSlices | None]:
+    """Symbolic d(sum ys)/d(x) for each x, as ``tf.gradients``; None where x does not affect ys;
+    an IndexedSlices where x is only gathered from (an embedding table).
     ``colocate_gradients_with_ops``: each op's gradient ops are placed on that op's device (else
     they follow the device scope in force, as TF)."""
     from .ops.array import ones_like
@@ -94,7 +104,7 @@ def gradients(
         raise GraphError(f"gradients: {len(gys)} grad_ys given for {len(ys_l)} ys")
     stops = {id(convert_to_tensor(s).op) for s in _as_list(stop_gradients or [])}
     g = graph_of(ys_l + xs_l)
-    grads: dict[Tensor, list[Tensor]] = {}
+    grads: dict[Tensor, list[Any]] = {}
     with g.as_default(), g.name_scope(name):
         for y, gy in zip(ys_l, gys):
             grads.setdefault(y, []).append(
@@ -108,7 +118,7 @@ def gradients(
                 return
             if id(op) in stops:
                 return
-            out_grads = [_sum(grads.get(t), add_n) for t in op.outputs]
+            out_grads = [aggregate(grads.get(t), add_n) for t in op.outputs]
             if all(gr is None for gr in out_grads):
                 return
             with (
@@ -121,11 +131,11 @@ def gradients(
         from .control_flow.grad_walk import backprop_walk
 
         backprop_walk(g, ordered, visit, grads, on_path, xs_l)
-        return [_sum(grads.get(x), add_n) for x in xs_l]
+        return [aggregate(grads.get(x), add_n) for x in xs_l]
 
 
 def _backprop_op(
-    op: Operation, out_grads: list[Tensor | None], grads: dict[Tensor, list[Tensor]], on_path: set[int]
+    op: Operation, out_grads: list[Any], grads: dict[Tensor, list[Any]], on_path: set[int]
 ) -> None:
     from .ops.array import zeros_like
 
@@ -142,6 +152,8 @@ def _backprop_op(
     rule = GRADIENTS[grad_type]
     if rule is None:
         return
+    if grad_type not in PASSES_SLICES:
+        out_grads = [densify(gr) for gr in out_grads]
     filled = [gr if gr is not None else zeros_like(t) for gr, t in zip(out_grads, op.outputs)]
     with op.graph.name_scope(op.name.rsplit("/", 1)[-1] + "_grad"):
         in_grads = list(rule(op, *filled))
@@ -155,10 +167,28 @@ def _backprop_op(
             grads.setdefault(t, []).append(gr)
 
 
-def _sum(items: list[Tensor] | None, add_n: Callable[..., Tensor]) -> Tensor | None:
+def aggregate(items: list[Any] | None, add_n: Callable[..., Tensor]) -> Tensor | IndexedSlices | None:
+    """The sum of one tensor's gradients: AddN (densifying slices) unless all are IndexedSlices,
+    which are concatenated (no dense tensor; repeated indices add up where they are applied)."""
     if not items:
         return None
-    return items[0] if len(items) == 1 else add_n(items)
+    if len(items) == 1:
+        return items[0]
+    if not all(isinstance(i, IndexedSlices) for i in items):
+        return add_n(items)
+    from .ops.array import concat
+    from .ops.math import cast
+
+    index_dtypes = {i.indices.dtype for i in items}
+    # TF casts mixed int32 / int64 indices to int64
+    indices = [i.indices if len(index_dtypes) == 1 else cast(i.indices, "int64") for i in items]
+    values = concat([i.values for i in items], 0)
+    return IndexedSlices(values, concat(indices, 0), items[0].dense_shape)
+
+
+def densify(grad: Any) -> Any:
+    """A gradient as a Tensor (an IndexedSlices is made dense; None stays None)."""
+    return grad._as_tensor() if isinstance(grad, IndexedSlices) else grad
 
 
 def _as_list(v: Any) -> list[Any]:

@@ -97,10 +97,11 @@ def _walk(
             visit(item)
 
 
-def _sum(items: list[Tensor] | None) -> Tensor | None:
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else add_n(items)
+def _sum(items: list[Any] | None) -> Tensor | None:
+    # Loop machinery carries dense gradients: sparse ones (a gather's) are made dense here.
+    from ..gradients import aggregate, densify
+
+    return densify(aggregate(items, add_n))
 
 
 def _differentiable(t: Tensor) -> bool:

@@ -366,8 +366,37 @@ def gather(params: Any, indices: Any, axis: int = 0, name: str | None = None) ->
 @register_gradient("GatherV2")
 def _gather_grad(op: Operation, grad: Tensor) -> list:
     params, indices = op.inputs
+    if op.attrs["axis"] == 0 and params._shape is not None and indices._shape is not None:
+        return [_gather_slices(params, indices, grad), None]
     g = make_op("GatherGrad", [grad, indices, params], dict(op.attrs), "GatherGrad").outputs[0]
     return [g, None]
+
+
+def _gather_slices(params: Tensor, indices: Tensor, grad: Tensor) -> Any:
+    """The gradient of ``gather(params, indices)`` on axis 0: the incoming rows at the indices
+    (an IndexedSlices, as TF), flattened to one row per index."""
+    from ..indexed_slices import IndexedSlices
+    from .constant import constant
+
+    ps = params._shape
+    if S.is_fully_defined(ps):
+        # A constant: the shape costs no op reading the variable at run time.
+        dense_shape = constant(np.asarray(ps, dtype=np.int32), name="dense_shape")
+    else:
+        dense_shape = shape(params)
+    flat_indices = (
+        indices if indices._shape is not None and len(indices._shape) == 1 else reshape(indices, [-1])
+    )
+    assert ps is not None and indices._shape is not None  # (checked by the caller)
+    tail = ps[1:]
+    if len(indices._shape) == 1:
+        values = grad  # already one row per index
+    elif all(d is not None for d in tail):
+        values = reshape(grad, [-1, *tail])
+    else:
+        dims = shape(params)
+        values = reshape(grad, [-1, *(d if d is not None else dims[i + 1] for i, d in enumerate(tail))])
+    return IndexedSlices(values, flat_indices, dense_shape)
 
 
 @register_op("GatherGrad")

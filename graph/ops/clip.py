@@ -9,6 +9,7 @@ from typing import Any
 from antcolony.errors import GraphError
 
 from ..core import Tensor, get_default_graph
+from ..indexed_slices import IndexedSlices
 from ..op_builder import convert_to_tensor
 from .array import ones_like, where
 from .math import add_n, cast, greater, maximum, minimum, sqrt
@@ -37,9 +38,15 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
         return x * limit / maximum(norm, limit)
 
 
+def _dense_part(t: Any) -> Tensor:
+    # An IndexedSlices counts by its values (as TF: repeated indices are not summed first).
+    return t.values if isinstance(t, IndexedSlices) else convert_to_tensor(t)
+
+
 def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
-    """sqrt(sum of every tensor's sum of squares); None entries are skipped."""
-    ts = [convert_to_tensor(t) for t in t_list if t is not None]
+    """sqrt(sum of every tensor's sum of squares); None entries are skipped, an IndexedSlices
+    counts its values."""
+    ts = [_dense_part(t) for t in t_list if t is not None]
     if not ts:
         raise GraphError("global_norm needs at least one tensor")
     with get_default_graph().name_scope(name or "global_norm"):
@@ -53,19 +60,23 @@ def clip_by_global_norm(
     clip_norm: Any,
     use_norm: Any = None,
     name: str | None = None,
-) -> tuple[list[Tensor | None], Tensor]:
-    """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
+) -> tuple[list[Any], Tensor]:
+    """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global
+    norm). An IndexedSlices stays one, its values scaled."""
     if isinstance(t_list, (str, bytes)) or not isinstance(t_list, (list, tuple)):
         raise TypeError("clip_by_global_norm needs a list or tuple of tensors")
     norm = convert_to_tensor(use_norm) if use_norm is not None else global_norm(t_list)
     with get_default_graph().name_scope(name or "clip_by_global_norm"):
         limit = convert_to_tensor(clip_norm, dtype=norm.dtype)
         scale = limit / maximum(norm, limit)
-        clipped: list[Tensor | None] = []
+        clipped: list[Any] = []
         for t in t_list:
             if t is None:
                 clipped.append(None)
                 continue
-            x = convert_to_tensor(t)
-            clipped.append(x * (scale if x.dtype == scale.dtype else cast(scale, x.dtype)))
+            x = _dense_part(t)
+            scaled = x * (scale if x.dtype == scale.dtype else cast(scale, x.dtype))
+            clipped.append(
+                IndexedSlices(scaled, t.indices, t.dense_shape) if isinstance(t, IndexedSlices) else scaled
+            )
         return clipped, norm

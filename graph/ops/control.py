@@ -20,7 +20,7 @@ def identity(input: Any, name: str = "Identity") -> Tensor:
     return make_op("Identity", [convert_to_tensor(input)], None, name).outputs[0]
 
 
-@register_gradient("Identity")
+@register_gradient("Identity", passes_slices=True)
 def _identity_grad(op: Operation, grad: Tensor) -> list:
     return [grad]
 

@@ -13,9 +13,10 @@ from antcolony.errors import GraphError
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..op_builder import _is_symbolic, convert_to_tensor
-from .array import expand_dims, gather, one_hot, stack, where, zeros_like
+from .array import expand_dims, one_hot, stack, where, zeros_like
 from .array import shape as shape_of
 from .constant import constant
+from .embedding import embedding_lookup
 from .math import abs, cast, equal, exp, greater, less, log, matmul, maximum, not_equal
 from .nn import bias_add
 from .random import random_uniform
@@ -92,27 +93,6 @@ def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Ten
     """matmul(x, weights) + biases."""
     with get_default_graph().name_scope(name or "xw_plus_b"):
         return bias_add(matmul(x, weights), biases)
-
-
-def embedding_lookup(
-    params: Any,
-    ids: Any,
-    partition_strategy: str = "mod",
-    name: str | None = None,
-    validate_indices: bool = True,
-    max_norm: Any = None,
-) -> Tensor:
-    """Rows of ``params`` at ``ids`` (gather on axis 0); ``params`` is one tensor or a one-item list."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise GraphError(
-                f"embedding_lookup over {len(params)} partitioned tensors is not supported; concat them first"
-            )
-        params = params[0]
-    if max_norm is not None:
-        raise GraphError("embedding_lookup(max_norm=...) is not supported; clip with l2_normalize instead")
-    with get_default_graph().name_scope(name or "embedding_lookup"):
-        return gather(params, ids)
 
 
 def in_top_k(predictions: Any, targets: Any, k: int, name: str | None = None) -> Tensor:

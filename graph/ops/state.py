@@ -29,7 +29,7 @@ def _read_shape(op: Operation) -> list:
     return [(ref.dtype, ref._shape)]
 
 
-@register_gradient("ReadVariable")
+@register_gradient("ReadVariable", passes_slices=True)
 def _read_grad(op: Operation, grad: Tensor) -> list:
     return [grad]
 

@@ -1,8 +1,9 @@
-"""AdadeltaOptimizer (Zeiler 2012), as TF1's ApplyAdadelta, from Assign* ops.
+"""AdadeltaOptimizer (Zeiler 2012), as TF1's ApplyAdadelta (from Assign* ops) and SparseApplyAdadelta.
 
 accum = rho * accum + (1 - rho) * grad**2; update = sqrt(accum_update + eps) / sqrt(accum + eps) * grad;
 accum_update = rho * accum_update + (1 - rho) * update**2; var -= lr * update.
-Slots "<var>/Adadelta" (accum) and "<var>/Adadelta_1" (accum_update).
+Slots "<var>/Adadelta" (accum) and "<var>/Adadelta_1" (accum_update). The sparse op updates the
+rows of an IndexedSlices gradient (rows of repeated indices summed first).
 """
 
 from __future__ import annotations
@@ -10,11 +11,24 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import Operation, Tensor
+from ..gradients import not_differentiable
+from ..indexed_slices import IndexedSlices
+from ..op_builder import make_op
 from ..ops.control import group
 from ..ops.math import rsqrt, sqrt, square
 from ..ops.state import assign, assign_sub
+from ..registry import register_op
 from ..variables import Variable
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_apply_inputs, ref_of
+
+
+@register_op("SparseApplyAdadelta", stateful=True, ref_inputs=(0, 1, 2))
+def _sparse_apply_adadelta_shape(op: Operation) -> list:
+    # inputs: var, accum, accum_update, lr, rho, epsilon, grad (rows), indices
+    return check_apply_inputs(op, n_refs=3, scalars=(3, 4, 5), grad_index=6, indices_index=7)
+
+
+not_differentiable("SparseApplyAdadelta")
 
 
 class AdadeltaOptimizer(Optimizer):
@@ -46,3 +60,18 @@ class AdadeltaOptimizer(Optimizer):
         step = sqrt(update_slot + eps) * rsqrt(accum + eps) * grad
         new_update = assign(update_slot, update_slot * rho + square(step) * (1.0 - rho))
         return group(new_update, assign_sub(var, lr * step))
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        dt = var.dtype
+        inputs = [
+            ref_of(var),
+            ref_of(self.get_slot(var, "accum")),
+            ref_of(self.get_slot(var, "accum_update")),
+            self._hyper("learning_rate", self._lr, dt),
+            self._hyper("rho", self._rho, dt),
+            self._hyper("epsilon", self._epsilon, dt),
+            grad.values,
+            grad.indices,
+        ]
+        attrs = {"use_locking": self._use_locking}
+        return make_op("SparseApplyAdadelta", inputs, attrs, "SparseApplyAdadelta").outputs[0]

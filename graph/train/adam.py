@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core import Graph, Operation, Tensor
 from ..gradients import not_differentiable
+from ..indexed_slices import IndexedSlices
 from ..op_builder import make_op
 from ..ops.control import group
 from ..ops.math import cast
@@ -20,7 +21,13 @@ def _apply_adam_shape(op: Operation) -> list:
     return check_apply_inputs(op, n_refs=3, scalars=(3, 4, 5, 6, 7, 8), grad_index=9)
 
 
-not_differentiable("ApplyAdam")
+@register_op("SparseApplyAdam", stateful=True, ref_inputs=(0, 1, 2))
+def _sparse_apply_adam_shape(op: Operation) -> list:
+    # inputs: var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad (rows), indices
+    return check_apply_inputs(op, n_refs=3, scalars=(3, 4, 5, 6, 7, 8), grad_index=9, indices_index=10)
+
+
+not_differentiable("ApplyAdam", "SparseApplyAdam")
 
 
 def apply_adam(
@@ -42,6 +49,42 @@ def apply_adam(
     attrs = {"use_locking": use_locking, "use_nesterov": bool(use_nesterov)}
     inputs = [ref_of(var), ref_of(m), ref_of(v), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad]
     return make_op("ApplyAdam", inputs, attrs, name or "ApplyAdam").outputs[0]
+
+
+def sparse_apply_adam(
+    var: Any,
+    m: Any,
+    v: Any,
+    beta1_power: Tensor,
+    beta2_power: Tensor,
+    lr: Tensor,
+    beta1: Tensor,
+    beta2: Tensor,
+    epsilon: Tensor,
+    grad: Tensor,
+    indices: Tensor,
+    use_locking: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """TF1 AdamOptimizer._apply_sparse in one op: m *= beta1 and v *= beta2 (all rows), then
+    m[i] += (1 - beta1) g and v[i] += (1 - beta2) g**2 at the indices (rows of repeated indices
+    summed first), then var -= lr_t * m / (sqrt(v) + epsilon) (all rows)."""
+    inputs = [
+        ref_of(var),
+        ref_of(m),
+        ref_of(v),
+        beta1_power,
+        beta2_power,
+        lr,
+        beta1,
+        beta2,
+        epsilon,
+        grad,
+        indices,
+    ]
+    return make_op(
+        "SparseApplyAdam", inputs, {"use_locking": use_locking}, name or "SparseApplyAdam"
+    ).outputs[0]
 
 
 class AdamOptimizer(Optimizer):
@@ -91,6 +134,24 @@ class AdamOptimizer(Optimizer):
             self._hyper("beta2", self._beta2, dt),
             self._hyper("epsilon", self._epsilon, dt),
             grad,
+            self._use_locking,
+        )
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        dt = var.dtype
+        b1p, b2p = self._get_beta_accumulators(var.graph)
+        return sparse_apply_adam(
+            var,
+            self.get_slot(var, "m"),
+            self.get_slot(var, "v"),
+            cast(b1p, dt),
+            cast(b2p, dt),
+            self._hyper("learning_rate", self._lr, dt),
+            self._hyper("beta1", self._beta1, dt),
+            self._hyper("beta2", self._beta2, dt),
+            self._hyper("epsilon", self._epsilon, dt),
+            grad.values,
+            grad.indices,
             self._use_locking,
         )
 

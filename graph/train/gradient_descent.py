@@ -6,7 +6,9 @@ from typing import Any
 
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable
+from ..indexed_slices import IndexedSlices
 from ..op_builder import make_op
+from ..ops.scatter import scatter_sub
 from ..registry import register_op
 from ..variables import Variable
 from .optimizer import Optimizer, check_apply_inputs, ref_of
@@ -45,3 +47,8 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
         lr = self._hyper("learning_rate", self._learning_rate, var.dtype)
         return apply_gradient_descent(var, lr, grad, self._use_locking)
+
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        # As TF: the rows scaled by the rate and subtracted in place; repeated indices each subtract.
+        lr = self._hyper("learning_rate", self._learning_rate, var.dtype)
+        return scatter_sub(var, grad.indices, grad.values * lr, use_locking=self._use_locking)

@@ -9,6 +9,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Graph, Operation, Tensor, get_default_graph
 from ..gradients import gradients
+from ..indexed_slices import IndexedSlices
 from ..op_builder import _is_symbolic, convert_to_tensor
 from ..ops.array import fill, zeros, zeros_like
 from ..ops.constant import constant
@@ -19,7 +20,7 @@ from ..variables import GLOBAL_VARIABLES, Variable, trainable_variables
 
 GLOBAL_STEP = "global_step"
 
-GradsAndVars = list[tuple["Tensor | None", Variable]]
+GradsAndVars = list[tuple["Tensor | IndexedSlices | None", Variable]]
 
 
 class Optimizer:
@@ -27,7 +28,10 @@ class Optimizer:
 
     Subclasses create their slots in ``_create_slots``, turn hyper-parameters into tensors with
     ``_hyper`` and build one update op per variable in ``_apply_dense``; ``_finish`` may add ops
-    that run after all updates (Adam's beta powers).
+    that run after all updates (Adam's beta powers). A gradient that is an IndexedSlices goes to
+    ``_apply_sparse_duplicate_indices``, by default ``_apply_sparse`` (whose ops sum the rows of
+    repeated indices first, as TF's deduplication) or, for an optimizer without one, ``_apply_dense``
+    of the dense gradient.
     """
 
     GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
@@ -109,12 +113,12 @@ class Optimizer:
         pairs = list(grads_and_vars)
         if not pairs:
             raise ValueError("No variables provided.")
-        todo: list[tuple[Tensor, Variable]] = []
+        todo: list[tuple[Tensor | IndexedSlices, Variable]] = []
         for g, v in pairs:
             if not isinstance(v, Variable):
                 raise TypeError(f"apply_gradients: {v!r} is not an ac.Variable")
             if g is not None:
-                todo.append((convert_to_tensor(g), v))
+                todo.append((g if isinstance(g, IndexedSlices) else convert_to_tensor(g), v))
         if not todo:
             raise ValueError(f"No gradients provided for any variable: {[v.name for _, v in pairs]}")
         graph = todo[0][1].graph
@@ -127,7 +131,10 @@ class Optimizer:
                 updates = []
                 for g, v in todo:
                     with graph.name_scope("update_" + v.op.name), graph.device(v.device or None):
-                        updates.append(self._apply_dense(g, v))
+                        if isinstance(g, IndexedSlices):
+                            updates.append(self._apply_sparse_duplicate_indices(g, v))
+                        else:
+                            updates.append(self._apply_dense(g, v))
                 if global_step is None:
                     return self._finish(updates, scope)
                 with (
@@ -217,6 +224,14 @@ class Optimizer:
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor | Operation:
         raise NotImplementedError
 
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Tensor | Operation:
+        return self._apply_sparse(grad, var)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor | Operation:
+        # No sparse rule: the update of the dense gradient (what TF does for a dense-only optimizer
+        # is fail; this costs the variable's size but gives the same numbers).
+        return self._apply_dense(convert_to_tensor(grad), var)
+
     def _finish(self, update_ops: list[Tensor | Operation], name_scope: str) -> Operation:
         return group(*update_ops, name=name_scope)
 
@@ -232,10 +247,17 @@ def _make_state_variable(graph: Graph, init: Any, name: str, device: str) -> Var
         return Variable(init, trainable=False, name=name)
 
 
-def check_apply_inputs(op: Operation, n_refs: int, scalars: Sequence[int], grad_index: int) -> list:
-    """Shared shape rule of Apply* ops: refs and grad match the variable, hyper-parameters are scalars."""
+def check_apply_inputs(
+    op: Operation, n_refs: int, scalars: Sequence[int], grad_index: int, indices_index: int | None = None
+) -> list:
+    """Shared shape rule of Apply* ops: refs and grad match the variable, hyper-parameters are
+    scalars. SparseApply* ops (``indices_index`` given): grad has one row per index."""
     var = op.inputs[0]
     for i, t in enumerate(op.inputs):
+        if i == indices_index:
+            if t.dtype.kind not in "iu":
+                raise ValueError(f"indices {t.name} must be integers, got {t.dtype.name}")
+            continue
         if t.dtype != var.dtype:
             raise ValueError(
                 f"input {i} ({t.name}) is {t.dtype.name} but variable {var.op.name} is {var.dtype.name}"
@@ -252,6 +274,17 @@ def check_apply_inputs(op: Operation, n_refs: int, scalars: Sequence[int], grad_
         if t._shape not in (None, ()):
             raise ValueError(f"{t.name} must be a scalar, got shape {S.format_shape(t._shape)}")
     grad = op.inputs[grad_index]
+    if indices_index is not None:
+        indices = op.inputs[indices_index]
+        if indices._shape is not None and len(indices._shape) != 1:
+            raise ValueError(f"indices {indices.name} must be a vector, got {S.format_shape(indices._shape)}")
+        row = None if var._shape is None else (indices._shape[0] if indices._shape else None, *var._shape[1:])
+        if not S.compatible(grad._shape, row):
+            raise ValueError(
+                f"gradient rows {grad.name} of shape {S.format_shape(grad._shape)} do not match indices "
+                f"{indices.name} into variable {var.op.name} of shape {S.format_shape(var._shape)}"
+            )
+        return [(var.dtype, var._shape)]
     if not S.compatible(grad._shape, var._shape):
         raise ValueError(
             f"gradient {grad.name} of shape {S.format_shape(grad._shape)} does not match variable {var.op.name} "

@@ -26,7 +26,11 @@ def check_gradients(
         y = fn(*xs)
         w = tf.placeholder(tf.float64, y.shape.dims, name="w")
         objective = tf.reduce_sum(y * w)
-        grads = tf.gradients(objective, xs)
+        # a gather's gradient is an IndexedSlices (as TF): checked as the dense tensor it stands for
+        grads = [
+            tf.convert_to_tensor(gr) if isinstance(gr, tf.IndexedSlices) else gr
+            for gr in tf.gradients(objective, xs)
+        ]
         init = tf.variables_initializer(tf.global_variables())  # fn may build layers with variables
     values = [np.asarray(a, dtype=np.float64) for a in inputs]
     with tf.Session(graph=g) as sess:

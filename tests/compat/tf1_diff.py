@@ -155,7 +155,7 @@ def flatten(out: Any) -> list[Any]:
 
 
 def _densify(fw: Any, grad: Any) -> Any:
-    # TF's gradient of gather is an IndexedSlices; antcolony's is always dense
+    # the gradient of a gather is an IndexedSlices (in both): compared as the dense tensor
     if hasattr(grad, "indices") and hasattr(grad, "dense_shape"):
         return fw.convert_to_tensor(grad)
     return grad

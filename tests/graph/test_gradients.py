@@ -476,6 +476,84 @@ def _sequence_cases() -> list[Case]:
             "TensorArray split then concat",
             ("TensorArraySplitV3", "TensorArrayConcatV3"),
             lambda x: _tensor_array(2, infer_shape=False).split(x, [1, 2]).concat() * 3.0,
+def _segment_cases() -> list[Case]:
+    ids = np.array([2, 0, 2, 3, -1])  # a repeated id, an empty segment (1), a dropped row (-1)
+    sorted_ids = np.array([0, 0, 1, 3, 3])
+    # no empty segment for max / min: it holds the dtype's lowest / highest value, too large for
+    # the finite differences of a weighted sum
+    full_ids = np.array([2, 0, 2, 1, -1])
+    return [
+        Case(
+            "UnsortedSegmentSum with repeats, an empty segment and a dropped row",
+            ("UnsortedSegmentSum", "SegmentGather"),
+            lambda x: ac.unsorted_segment_sum(x, ids, 4),
+            (normal(5, 3),),
+        ),
+        Case(
+            "UnsortedSegmentSum of 2-D ids",
+            ("UnsortedSegmentSum",),
+            lambda x: ac.unsorted_segment_sum(x, [[1, 0], [1, 2]], 3),
+            (normal(2, 2, 3),),
+        ),
+        Case(
+            "SegmentGather (the gradient of its own gradient)",
+            ("SegmentGather",),
+            lambda x: _op("SegmentGather")(x, ac.constant([3, -1, 0, 3])),
+            (normal(4, 3),),
+        ),
+        Case(
+            "UnsortedSegmentMax",
+            ("UnsortedSegmentMax",),
+            lambda x: ac.unsorted_segment_max(x, full_ids, 3),
+            (normal(5, 3),),
+        ),
+        Case(
+            "UnsortedSegmentMin",
+            ("UnsortedSegmentMin",),
+            lambda x: ac.unsorted_segment_min(x, full_ids, 3),
+            (normal(5, 3),),
+        ),
+        Case("SegmentSum", ("SegmentSum",), lambda x: ac.segment_sum(x, sorted_ids), (normal(5, 2),)),
+        Case(
+            "SparseSegmentSum with a repeated index",
+            ("SparseSegmentSum",),
+            lambda x: ac.sparse_segment_sum(x, [3, 1, 3, 0], [0, 0, 1, 3]),
+            (normal(4, 2),),
+        ),
+        Case(
+            "SparseSegmentMean",
+            ("SparseSegmentMean",),
+            lambda x: ac.sparse_segment_mean(x, [3, 1, 3, 0], [0, 0, 1, 1]),
+            (normal(4, 2),),
+        ),
+        Case(
+            "SparseSegmentSqrtN",
+            ("SparseSegmentSqrtN",),
+            lambda x: ac.sparse_segment_sqrt_n(x, [3, 1, 2, 0, 0], [0, 0, 0, 2, 2]),
+            (normal(4, 2),),
+        ),
+        Case(
+            "GatherNd of slices",
+            ("GatherNd",),
+            lambda x: ac.gather_nd(x, [[1, 0], [2, 1], [1, 0]]),
+            (normal(3, 2, 4),),
+        ),
+        Case(
+            "DynamicPartition into three, one empty",
+            ("DynamicPartition", "DynamicStitch"),
+            lambda x: list(ac.dynamic_partition(x, [2, 0, 2, 0], 3)),
+            (normal(4, 2),),
+        ),
+        Case(
+            "DynamicStitch of 2-D indices",
+            ("DynamicStitch",),
+            lambda x, y: ac.dynamic_stitch([[[0], [2]], [1, 3]], [x, y]),
+            (normal(2, 1, 3), normal(2, 3)),
+        ),
+        Case(
+            "ScatterNd with a repeated index",
+            ("ScatterNd",),
+            lambda u: ac.scatter_nd([[1], [3], [1]], u, [4, 2]),
             (normal(3, 2),),
         ),
     ]
@@ -495,6 +573,7 @@ CASES: list[Case] = (
     + _array_cases()
     + _unknown_shape_cases()
     + _sequence_cases()
+    + _segment_cases()
 )
 
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
@@ -522,7 +601,11 @@ async def test_gradient_matches_central_differences(case: Case) -> None:
             ac.placeholder(ac.float64, y.shape.dims if case.static else None, name=f"w{i}")
             for i, y in enumerate(ys)
         ]
-        grads = ac.gradients(ys, xs, grad_ys=ws)
+        # a gather's gradient is an IndexedSlices (as TF): compared as the dense tensor it stands for
+        grads = [
+            ac.convert_to_tensor(gr) if isinstance(gr, ac.IndexedSlices) else gr
+            for gr in ac.gradients(ys, xs, grad_ys=ws)
+        ]
     built = {op.type for op in g.get_operations()}
     assert set(case.covers) <= built, f"case {case.name} does not build {set(case.covers) - built}"
     inputs = [np.array(a, dtype=np.float64) for a in case.inputs]
