@@ -1,6 +1,7 @@
-"""``tf.layers.conv2d``, ``max_pooling2d``, ``average_pooling2d`` over ``ac.nn``'s composites
-(graph/ops/conv.py). conv2d's variables are ``<scope>/kernel`` (kh, kw, in, out) and
-``<scope>/bias``, in a ``conv2d``, ``conv2d_1``, ... scope as TF names them."""
+"""``tf.layers.conv2d``, ``conv2d_transpose``, ``max_pooling2d``, ``average_pooling2d`` over
+``ac.nn``'s ops (graph/ops/conv_api.py, graph/ops/pooling.py). conv2d's variables are
+``<scope>/kernel`` (kh, kw, in, out) and ``<scope>/bias``, in a ``conv2d``, ``conv2d_1``, ...
+scope as TF names them; conv2d_transpose's kernel is (kh, kw, out, in)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from . import initializers as I
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import convert_to_tensor
-from .ops.conv import avg_pool, max_pool
-from .ops.conv import conv2d as nn_conv2d
+from .ops.array import shape, stack
+from .ops.conv_api import conv2d as nn_conv2d
+from .ops.conv_api import conv2d_transpose as nn_conv2d_transpose
 from .ops.nn import bias_add
+from .ops.pooling import avg_pool, max_pool
 from .variable_scope import get_variable, variable_scope
 
-__all__ = ["average_pooling2d", "conv2d", "max_pooling2d"]
+__all__ = ["average_pooling2d", "conv2d", "conv2d_transpose", "max_pooling2d"]
 
 # Default initializers, shared by every call as TF's are (B008: built once, here, not per signature).
 _ZEROS = I.Zeros()
@@ -79,23 +82,126 @@ def conv2d(
         sh, sw = _two(strides)
         dh, dw = _two(dilation_rate)
         out = nn_conv2d(x, kernel, [1, sh, sw, 1], padding.upper(), data_format=fmt, dilations=[1, dh, dw, 1])
-        if use_bias:
-            bias = get_variable(
-                "bias",
-                [int(filters)],
-                dtype=x.dtype,
-                initializer=I.get(bias_initializer),
-                regularizer=bias_regularizer,
-                trainable=trainable,
-            )
-            out = bias_add(out, bias, data_format=fmt)
-        if activation is not None:
-            out = activation(out)
-        if activity_regularizer is not None:
-            loss = activity_regularizer(out)
-            if loss is not None:
-                get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
-        return out
+        return _finish(
+            out,
+            fmt,
+            int(filters),
+            activation,
+            use_bias,
+            bias_initializer,
+            bias_regularizer,
+            activity_regularizer,
+            trainable,
+        )
+
+
+def _finish(
+    out: Tensor,
+    fmt: str,
+    filters: int,
+    activation: Callable[[Tensor], Tensor] | None,
+    use_bias: bool,
+    bias_initializer: Any,
+    bias_regularizer: Any,
+    activity_regularizer: Any,
+    trainable: bool,
+) -> Tensor:
+    """Bias, activation and activity regularizer of a conv layer, inside its variable scope."""
+    if use_bias:
+        bias = get_variable(
+            "bias",
+            [filters],
+            dtype=out.dtype,
+            initializer=I.get(bias_initializer),
+            regularizer=bias_regularizer,
+            trainable=trainable,
+        )
+        out = bias_add(out, bias, data_format=fmt)
+    if activation is not None:
+        out = activation(out)
+    if activity_regularizer is not None:
+        loss = activity_regularizer(out)
+        if loss is not None:
+            get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+    return out
+
+
+def _transposed_length(size: int | None, kernel: int, stride: int, padding: str) -> int | None:
+    # Keras' deconv_output_length without output_padding.
+    if size is None:
+        return None
+    return size * stride if padding == "same" else size * stride + max(kernel - stride, 0)
+
+
+def conv2d_transpose(
+    inputs: Any,
+    filters: int,
+    kernel_size: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: str = "channels_last",
+    activation: Callable[[Tensor], Tensor] | None = None,
+    use_bias: bool = True,
+    kernel_initializer: Any = None,
+    bias_initializer: Any = _ZEROS,
+    kernel_regularizer: Any = None,
+    bias_regularizer: Any = None,
+    activity_regularizer: Any = None,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
+) -> Tensor:
+    """``activation(conv2d_transpose(inputs, kernel) + bias)``: the output is ``strides`` times
+    the input's size ("same"), plus ``max(kernel - stride, 0)`` ("valid")."""
+    fmt = _format(data_format)
+    x = convert_to_tensor(inputs)
+    if x._shape is None or len(x._shape) != 4:
+        raise GraphError(f"conv2d_transpose layer needs a 4-D input, got {x.name} {x.shape}")
+    ah, aw, ac = (1, 2, 3) if fmt == "NHWC" else (2, 3, 1)
+    channels = x._shape[ac]
+    if channels is None:
+        raise GraphError(
+            f"conv2d_transpose layer: the channel dimension of {x.name} ({x.shape}) must be known"
+        )
+    kh, kw = _two(kernel_size)
+    sh, sw = _two(strides)
+    pad = padding.lower()
+    if pad not in ("same", "valid"):
+        raise GraphError(f"conv2d_transpose layer: padding {padding!r} is not 'same' or 'valid'")
+    with variable_scope(name, default_name="conv2d_transpose", values=[x], reuse=reuse):
+        kernel = get_variable(
+            "kernel",
+            [kh, kw, int(filters), int(channels)],
+            dtype=x.dtype,
+            initializer=I.get(kernel_initializer),
+            regularizer=kernel_regularizer,
+            trainable=trainable,
+        )
+        dims: list[Any] = [None] * 4
+        dims[0], dims[ac] = x._shape[0], int(filters)
+        dims[ah] = _transposed_length(x._shape[ah], kh, sh, pad)
+        dims[aw] = _transposed_length(x._shape[aw], kw, sw, pad)
+        dynamic = shape(x) if None in (x._shape[0], dims[ah], dims[aw]) else None
+        for axis in (0, ah, aw):
+            if dims[axis] is None and dynamic is not None:
+                size = dynamic[axis]
+                k, s = (kh, sh) if axis == ah else (kw, sw)
+                dims[axis] = size if axis == 0 else size * s + (0 if pad == "same" else max(k - s, 0))
+        output_shape = dims if all(isinstance(d, int) for d in dims) else stack(dims)
+        out = nn_conv2d_transpose(
+            x, kernel, output_shape, [1, sh, sw, 1] if fmt == "NHWC" else [1, 1, sh, sw], pad.upper(), fmt
+        )
+        return _finish(
+            out,
+            fmt,
+            int(filters),
+            activation,
+            use_bias,
+            bias_initializer,
+            bias_regularizer,
+            activity_regularizer,
+            trainable,
+        )
 
 
 def max_pooling2d(

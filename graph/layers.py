@@ -18,7 +18,7 @@ from antcolony.errors import GraphError
 from . import initializers as I
 from . import shapes as S
 from .batch_norm_layer import batch_normalization
-from .conv_layers import average_pooling2d, conv2d, max_pooling2d
+from .conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
@@ -33,6 +33,7 @@ __all__ = [
     "average_pooling2d",
     "batch_normalization",
     "conv2d",
+    "conv2d_transpose",
     "dense",
     "dropout",
     "flatten",

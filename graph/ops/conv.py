@@ -1,209 +1,206 @@
-"""2-D convolution and pooling (``ac.nn.conv2d``, ``max_pool``, ``avg_pool``) composed of
-StridedSlice, ConcatV2, MatMul and reductions, so their gradients come from those ops' rules.
+"""2-D convolution ops with kernels, as TF's: ``Conv2D``, ``Conv2DBackpropInput``,
+``Conv2DBackpropFilter`` and the depthwise ``DepthwiseConv2dNative`` family.
 
-conv2d is an im2col: the kh*kw shifted (strided, dilated) views of the padded input are
-concatenated along channels and multiplied by the filter reshaped to (kh*kw*C, O). Pools reduce
-the stacked views. Spatial sizes and channels must be known when the graph is built (the batch
-may be unknown); padding is TF's: SAME pads (total - total // 2) at the end, VALID none.
+Attrs are TF's (``strides``, ``dilations`` as 4-vectors in ``data_format`` order, ``padding``
+"SAME" / "VALID" / "EXPLICIT" with ``explicit_paddings``), so GraphDefs carry them as TF does.
+Each op's gradient is built from the others, as TF wires it: conv2d's gradient is the two
+backprop ops, and each backprop op's gradient is a convolution or the other backprop op. The
+builders (``ac.nn.conv2d``, ``conv2d_transpose``, ...) are in graph/ops/conv_api.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from antcolony.errors import GraphError
-
 from .. import shapes as S
-from ..core import Tensor, get_default_graph
-from ..op_builder import convert_to_tensor
-from .array import concat, reshape, stack, transpose, zeros_like
+from ..core import Operation, Tensor
+from ..gradients import register_gradient
+from ..op_builder import make_op
+from ..registry import register_op
 from .constant import constant
-from .math import matmul
-from .reduction import reduce_max, reduce_sum
-from .slicing import strided_slice
+from .conv_geometry import PADDINGS, spatial_axes, window_of
 
-__all__ = ["avg_pool", "conv2d", "max_pool"]
+__all__ = ["conv_op", "shape_of", "static_sizes"]
 
-
-def _pair(value: Any, what: str) -> tuple[int, int]:
-    """(h, w) from an int, a pair, or TF's 4-vector [1, h, w, 1] (NHWC)."""
-    if isinstance(value, (int, np.integer)):
-        return int(value), int(value)
-    v = [int(x) for x in value]
-    if len(v) == 2:
-        return v[0], v[1]
-    if len(v) == 4:
-        if v[0] != 1 or v[3] != 1:
-            raise GraphError(f"{what} {v}: the batch and channel entries must be 1")
-        return v[1], v[2]
-    raise GraphError(f"{what} {v} must be an int, a pair or a 4-vector")
+CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
 
 
-def _spatial(x: Tensor, what: str) -> tuple[int, int, int]:
-    s = x._shape
-    hwc = None if s is None or len(s) != 4 else s[1:]
-    if not S.is_fully_defined(hwc):
-        raise GraphError(
-            f"{what} needs an NHWC input with known height, width and channels, got {x.name} {x.shape}"
-        )
-    return int(hwc[0]), int(hwc[1]), int(hwc[2])
+def static_sizes(t: Tensor) -> tuple[int | None, ...] | None:
+    """What is known at build time of a shape-vector input (``input_sizes``, ``filter_sizes``):
+    a constant's value, or the static shape of the tensor a ``Shape`` op reads."""
+    op = t.op
+    if op.type == "Const":
+        return tuple(int(v) for v in op.attrs["value"].reshape(-1))
+    if op.type == "Shape":
+        return op.inputs[0]._shape
+    n = t._shape[0] if t._shape is not None and len(t._shape) == 1 else None
+    return None if n is None else (None,) * n
 
 
-def _out_and_pads(size: int, window: int, stride: int, padding: str) -> tuple[int, int, int]:
-    if padding == "VALID":
-        out = (size - window) // stride + 1
-        if out <= 0:
-            raise GraphError(f"a window of {window} does not fit in {size} with VALID padding")
-        return out, 0, 0
-    out = -(-size // stride)
-    total = max((out - 1) * stride + window - size, 0)
-    return out, total // 2, total - total // 2
+def _rank4(shape: Any, what: str, t: Tensor) -> tuple[int | None, ...] | None:
+    if shape is None:
+        return None
+    if len(shape) != 4:
+        raise ValueError(f"{what} {t.name} must be 4-D, but has shape {S.format_shape(shape)}")
+    return tuple(shape)
 
 
-def _pad_axis(x: Tensor, axis: int, before: int, after: int, value: float) -> Tensor:
-    if not before and not after:
-        return x
-    # A zero block of width 1 cut from x keeps x's (possibly unknown) batch size.
-    key = tuple([slice(None)] * axis + [slice(0, 1)])
-    unit = zeros_like(strided_slice(x, key))
-    if value:
-        unit = unit + value
-    parts = [unit] * before + [x] + [unit] * after
-    return concat(parts, axis)
+def _check_attrs(op: Operation) -> str:
+    fmt = op.attrs["data_format"]
+    spatial_axes(fmt)  # raises on an unknown format
+    if op.attrs["padding"] not in PADDINGS:
+        raise ValueError(f"padding {op.attrs['padding']!r} is not one of {', '.join(PADDINGS)}")
+    strides = op.attrs["strides"]
+    dil = op.attrs.get("dilations") or [1, 1, 1, 1]
+    if len(strides) != 4 or len(dil) != 4 or min(strides) < 1 or min(dil) < 1:
+        raise ValueError(f"strides {strides} and dilations {dil} must be 4 positive ints")
+    _, _, c = spatial_axes(fmt)
+    if strides[0] != 1 or strides[c] != 1 or dil[0] != 1 or dil[c] != 1:
+        raise ValueError(f"strides {strides} and dilations {dil} must be 1 in the batch and depth dimensions")
+    if op.attrs["padding"] == "EXPLICIT" and len(op.attrs.get("explicit_paddings") or ()) != 8:
+        raise ValueError("padding EXPLICIT needs explicit_paddings of 8 ints")
+    return str(fmt)
 
 
-def _views(
-    x: Tensor,
-    window: tuple[int, int],
-    strides: tuple[int, int],
-    padding: str,
-    dilations: tuple[int, int],
-    pad_value: float,
-    what: str,
-) -> tuple[list[Tensor], int, int]:
-    """The kh*kw shifted views of ``x`` (each N x Ho x Wo x C), row-major over the window."""
-    padding = padding.upper() if isinstance(padding, str) else padding
-    if padding not in ("SAME", "VALID"):
-        raise GraphError(f"{what}: padding {padding!r} is not 'SAME' or 'VALID'")
-    h, w, _ = _spatial(x, what)
-    (kh, kw), (sh, sw), (dh, dw) = window, strides, dilations
-    eff_h, eff_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    ho, top, bottom = _out_and_pads(h, eff_h, sh, padding)
-    wo, left, right = _out_and_pads(w, eff_w, sw, padding)
-    xp = _pad_axis(_pad_axis(x, 1, top, bottom, pad_value), 2, left, right, pad_value)
-    views = []
-    for i in range(kh):
-        for j in range(kw):
-            r0, c0 = i * dh, j * dw
-            key = (slice(None), slice(r0, r0 + (ho - 1) * sh + 1, sh), slice(c0, c0 + (wo - 1) * sw + 1, sw))
-            views.append(strided_slice(xp, key))
-    return views, ho, wo
+def _same_float(op: Operation, a: Tensor, b: Tensor) -> None:
+    if a.dtype != b.dtype:
+        raise ValueError(f"{a.name} is {a.dtype.name} but {b.name} is {b.dtype.name}")
+    if a.dtype.kind != "f":
+        raise ValueError(f"{op.type} needs floating-point inputs, but {a.name} is {a.dtype.name}")
 
 
-def _nhwc(x: Tensor, data_format: str) -> Tensor:
-    if data_format == "NHWC":
-        return x
-    if data_format == "NCHW":
-        return transpose(x, [0, 2, 3, 1])
-    raise GraphError(f"data_format {data_format!r} is not 'NHWC' or 'NCHW'")
-
-
-def _back(y: Tensor, data_format: str) -> Tensor:
-    return y if data_format == "NHWC" else transpose(y, [0, 3, 1, 2])
-
-
-def conv2d(
-    input: Any,
-    filter: Any = None,
-    strides: Any = 1,
-    padding: str = "VALID",
-    use_cudnn_on_gpu: bool = True,
-    data_format: str = "NHWC",
-    dilations: Any = 1,
-    name: str | None = None,
-    filters: Any = None,
-) -> Tensor:
-    """2-D convolution (cross-correlation, as TF) of NHWC ``input`` with an HWIO ``filter``."""
-    kernel_arg = filters if filter is None else filter
-    if kernel_arg is None:
-        raise GraphError("conv2d needs a filter")
-    with get_default_graph().name_scope(name or "Conv2D"):
-        x = _nhwc(convert_to_tensor(input), data_format)
-        k = convert_to_tensor(kernel_arg, dtype=x.dtype)
-        ks = k._shape
-        if ks is None or len(ks) != 4 or not S.is_fully_defined(ks):
-            raise GraphError(
-                f"conv2d needs a filter of known shape (kh, kw, in, out), got {k.name} {k.shape}"
+def _out_shape(
+    op: Operation, x: tuple[int | None, ...] | None, f: tuple[int | None, ...] | None, out_c: int | None
+) -> tuple[int | None, ...]:
+    """The NHWC-or-NCHW output shape of a convolution of ``x`` by a filter of shape ``f``."""
+    fmt = op.attrs["data_format"]
+    ah, aw, ac = spatial_axes(fmt)
+    out: list[int | None] = [None] * 4
+    out[ac] = out_c
+    if x is None:
+        return tuple(out)
+    out[0] = x[0]
+    kh, kw = (None, None) if f is None else (f[0], f[1])
+    h, w = x[ah], x[aw]
+    if h is not None and w is not None and kh is not None and kw is not None:
+        win = window_of(op.attrs, h, w, kh, kw)
+        if win.out_h <= 0 or win.out_w <= 0:
+            raise ValueError(
+                f"a {kh}x{kw} filter (dilations {op.attrs.get('dilations')}) does not fit in the "
+                f"{x[ah]}x{x[aw]} input {op.inputs[0].name} with padding {op.attrs['padding']}"
             )
-        kh, kw, cin, cout = (int(d) for d in ks)
-        _, _, c = _spatial(x, "conv2d")
-        if c != cin:
-            raise GraphError(f"conv2d: input {x.name} has {c} channels but filter {k.name} expects {cin}")
-        views, ho, wo = _views(
-            x, (kh, kw), _pair(strides, "strides"), padding, _pair(dilations, "dilations"), 0.0, "conv2d"
+        out[ah], out[aw] = win.out_h, win.out_w
+    return tuple(out)
+
+
+def _depth_check(op: Operation, x: Tensor, xs: Any, f: Tensor, fs: Any) -> None:
+    _, _, ac = spatial_axes(op.attrs["data_format"])
+    if xs is not None and fs is not None and xs[ac] is not None and fs[2] is not None and xs[ac] != fs[2]:
+        raise ValueError(
+            f"input {x.name} of shape {S.format_shape(xs)} has {xs[ac]} channels but filter {f.name} of "
+            f"shape {S.format_shape(fs)} expects {fs[2]} (input depth must equal the filter's third dimension)"
         )
-        patches = views[0] if len(views) == 1 else concat(views, 3)
-        flat = reshape(patches, [-1, kh * kw * cin])
-        out = matmul(flat, reshape(k, [kh * kw * cin, cout]))
-        return _back(reshape(out, [-1, ho, wo, cout]), data_format)
 
 
-def _pool_args(
-    ksize: Any, strides: Any, padding: str, data_format: str, x: Any
-) -> tuple[Tensor, Sequence[Any]]:
-    t = _nhwc(convert_to_tensor(x), data_format)
-    if t.dtype.kind != "f":
-        raise GraphError(f"pooling needs floating-point inputs, but {t.name} is {t.dtype.name}")
-    return t, (_pair(ksize, "ksize"), _pair(strides, "strides"), padding)
+def _out_channels(op: Operation, fs: Any) -> int | None:
+    if fs is None:
+        return None
+    if op.type.startswith("Depthwise"):
+        return None if fs[2] is None or fs[3] is None else fs[2] * fs[3]
+    return fs[3]
 
 
-def max_pool(
-    value: Any,
-    ksize: Any,
-    strides: Any,
-    padding: str,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,
-) -> Tensor:
-    """The maximum of each window (SAME pads with the dtype's lowest value, so pads never win)."""
-    with get_default_graph().name_scope(name or "MaxPool"):
-        x, (window, stride, pad) = _pool_args(
-            ksize, strides, padding, data_format, value if input is None else input
-        )
-        views, _, _ = _views(x, window, stride, pad, (1, 1), float(np.finfo(x.dtype).min), "max_pool")
-        out = views[0] if len(views) == 1 else reduce_max(stack(views, axis=4), axis=4)
-        return _back(out, data_format)
+@register_op("Conv2D")
+@register_op("DepthwiseConv2dNative")
+def _conv_shape(op: Operation) -> list:
+    x, f = op.inputs
+    _check_attrs(op)
+    _same_float(op, x, f)
+    xs, fs = _rank4(x._shape, "input", x), _rank4(f._shape, "filter", f)
+    _depth_check(op, x, xs, f, fs)
+    return [(x.dtype, _out_shape(op, xs, fs, _out_channels(op, fs)))]
 
 
-def avg_pool(
-    value: Any,
-    ksize: Any,
-    strides: Any,
-    padding: str,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,
-) -> Tensor:
-    """The mean of each window over the input elements it covers (SAME padding is not counted, as TF)."""
-    with get_default_graph().name_scope(name or "AvgPool"):
-        x, (window, stride, pad) = _pool_args(
-            ksize, strides, padding, data_format, value if input is None else input
-        )
-        views, ho, wo = _views(x, window, stride, pad, (1, 1), 0.0, "avg_pool")
-        total = views[0] if len(views) == 1 else reduce_sum(stack(views, axis=4), axis=4)
-        h, w, _ = _spatial(x, "avg_pool")
-        counts = _window_counts(h, ho, window[0], stride[0], pad)[:, None] * _window_counts(
-            w, wo, window[1], stride[1], pad
-        )
-        return _back(total / constant(counts.reshape(1, ho, wo, 1).astype(x.dtype)), data_format)
+@register_op("Conv2DBackpropInput")
+@register_op("DepthwiseConv2dNativeBackpropInput")
+def _backprop_input_shape(op: Operation) -> list:
+    sizes, f, dy = op.inputs
+    _check_attrs(op)
+    _same_float(op, f, dy)
+    if sizes.dtype.kind not in "iu":
+        raise ValueError(f"input_sizes {sizes.name} must be int32, got {sizes.dtype.name}")
+    xs = _rank4(static_sizes(sizes), "input_sizes", sizes)
+    fs, ds = _rank4(f._shape, "filter", f), _rank4(dy._shape, "out_backprop", dy)
+    if xs is not None and fs is not None:
+        _depth_check(op, sizes, xs, f, fs)
+        want = _out_shape(op, xs, fs, _out_channels(op, fs))
+        if ds is not None and not S.compatible(want, ds):
+            raise ValueError(
+                f"out_backprop {dy.name} has shape {S.format_shape(ds)} but a convolution of input size "
+                f"{S.format_shape(xs)} by filter {f.name} {S.format_shape(fs)} gives {S.format_shape(want)}"
+            )
+    return [(f.dtype, xs if xs is not None else (None,) * 4)]
 
 
-def _window_counts(size: int, out: int, window: int, stride: int, padding: str) -> np.ndarray:
-    """How many real (unpadded) elements each output position's window covers along one axis."""
-    _, before, _ = _out_and_pads(size, window, stride, padding.upper())
-    starts = np.arange(out) * stride - before
-    return (np.minimum(starts + window, size) - np.maximum(starts, 0)).astype(np.float64)
+@register_op("Conv2DBackpropFilter")
+@register_op("DepthwiseConv2dNativeBackpropFilter")
+def _backprop_filter_shape(op: Operation) -> list:
+    x, sizes, dy = op.inputs
+    _check_attrs(op)
+    _same_float(op, x, dy)
+    fs = _rank4(static_sizes(sizes), "filter_sizes", sizes)
+    _depth_check(op, x, _rank4(x._shape, "input", x), sizes, fs)
+    return [(x.dtype, fs if fs is not None else (None,) * 4)]
+
+
+def conv_op(op_type: str, inputs: list[Tensor], attrs: dict[str, Any], name: str | None) -> Tensor:
+    return make_op(op_type, inputs, {k: attrs[k] for k in CONV_ATTRS if k in attrs}, name or op_type).outputs[
+        0
+    ]
+
+
+def shape_of(t: Tensor) -> Tensor:
+    """``t``'s shape as an int32 vector: a constant when known at build time (TF's gradients use
+    Shape; a constant spares a node per step and lets shape rules see the sizes)."""
+    if S.is_fully_defined(t._shape):
+        return constant(np.asarray(t._shape, np.int32))
+    from .array import shape
+
+    return shape(t)
+
+
+_BACKPROP = {
+    "Conv2D": ("Conv2DBackpropInput", "Conv2DBackpropFilter"),
+    "DepthwiseConv2dNative": ("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"),
+}
+
+
+def _forward_grad(op: Operation, grad: Tensor) -> list:
+    x, f = op.inputs
+    bi, bf = _BACKPROP[op.type]
+    return [
+        conv_op(bi, [shape_of(x), f, grad], op.attrs, bi),
+        conv_op(bf, [x, shape_of(f), grad], op.attrs, bf),
+    ]
+
+
+def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
+    _, f, dy = op.inputs
+    fwd = "Conv2D" if op.type == "Conv2DBackpropInput" else "DepthwiseConv2dNative"
+    bf = _BACKPROP[fwd][1]
+    return [None, conv_op(bf, [grad, shape_of(f), dy], op.attrs, bf), conv_op(fwd, [grad, f], op.attrs, fwd)]
+
+
+def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
+    x, _, dy = op.inputs
+    fwd = "Conv2D" if op.type == "Conv2DBackpropFilter" else "DepthwiseConv2dNative"
+    bi = _BACKPROP[fwd][0]
+    return [conv_op(bi, [shape_of(x), grad, dy], op.attrs, bi), None, conv_op(fwd, [x, grad], op.attrs, fwd)]
+
+
+for _fwd, (_bi, _bf) in _BACKPROP.items():
+    register_gradient(_fwd)(_forward_grad)
+    register_gradient(_bi)(_backprop_input_grad)
+    register_gradient(_bf)(_backprop_filter_grad)

@@ -402,7 +402,15 @@ def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
 
 # Compositions of the ops above and elsewhere, exported as part of ``ac.nn`` (TF's namespace).
 from .activations import elu, leaky_relu, relu6, selu, softplus, softsign  # noqa: E402
-from .conv import avg_pool, conv2d, max_pool  # noqa: E402
+from .conv_api import (  # noqa: E402
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    separable_conv2d,
+)
 from .nn_composite import (  # noqa: E402
     dropout,
     embedding_lookup,
@@ -412,11 +420,18 @@ from .nn_composite import (  # noqa: E402
     xw_plus_b,
 )
 from .normalization import batch_normalization, l2_normalize, moments  # noqa: E402
+from .pooling import avg_pool, avg_pool2d, max_pool, max_pool2d  # noqa: E402
 
 __all__ += [
     "avg_pool",
+    "avg_pool2d",
     "batch_normalization",
     "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
+    "depthwise_conv2d",
+    "depthwise_conv2d_native",
     "dropout",
     "elu",
     "embedding_lookup",
@@ -424,9 +439,11 @@ __all__ += [
     "l2_normalize",
     "leaky_relu",
     "max_pool",
+    "max_pool2d",
     "moments",
     "relu6",
     "selu",
+    "separable_conv2d",
     "sigmoid_cross_entropy_with_logits",
     "softplus",
     "softsign",

@@ -150,3 +150,54 @@ def test_a_small_cnn_learns_to_tell_stripes_apart():
                 sess.run(train, {x: xb, y: yb})
             xt, yt = batch(400)
             assert sess.run(accuracy, {x: xt, y: yt}) >= 0.95
+
+
+def test_conv_and_pool_graphs_round_trip_through_graph_def_with_their_attrs():
+    x = _rng.standard_normal((2, 7, 9, 3)).astype(np.float32)
+    k = _rng.standard_normal((3, 2, 3, 4)).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.placeholder(tf.float32, [None, 7, 9, 3], name="x")
+        y = tf.nn.conv2d(
+            xt, tf.constant(k), [1, 2, 1, 1], [[0, 0], [1, 2], [0, 1], [0, 0]], dilations=[1, 1, 2, 1]
+        )
+        y = tf.nn.max_pool(tf.nn.relu(y), [1, 2, 2, 1], [1, 1, 2, 1], "SAME")
+        y = tf.identity(tf.nn.avg_pool(y, 3, 1, "SAME"), name="y")
+        gx = tf.identity(tf.gradients(tf.reduce_sum(y * y), xt)[0], name="gx")
+        with tf.Session() as sess:
+            want = sess.run([y, gx], {xt: x})
+    conv = g.get_operation_by_name("Conv2D")
+    assert conv.get_attr("padding") == "EXPLICIT" and conv.get_attr("explicit_paddings") == [
+        0,
+        0,
+        1,
+        2,
+        0,
+        1,
+        0,
+        0,
+    ]
+    g2 = tf.Graph()
+    with g2.as_default():
+        tf.import_graph_def(tf.GraphDef.from_json(g.as_graph_def().to_json()), name="")
+        types = {op.type for op in g2.get_operations()}
+        assert {"Conv2D", "Conv2DBackpropInput", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad"} <= types
+        with tf.Session() as sess:
+            got = sess.run(["y:0", "gx:0"], {"x:0": x})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_shape_errors_name_both_shapes():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 4, 4, 3])
+        with pytest.raises(
+            ValueError, match=r"shape \(\?, 4, 4, 3\) has 3 channels but filter .* of shape \(3, 3, 2, 1\)"
+        ):
+            tf.nn.conv2d(x, tf.zeros([3, 3, 2, 1]), 1, "SAME")
+        with pytest.raises(ValueError, match="does not fit in the 4x4 input"):
+            tf.nn.conv2d(x, tf.zeros([5, 5, 3, 1]), 1, "VALID")
+        with pytest.raises(ValueError, match=r"has 2 channels but filter .* expects 3"):
+            tf.nn.conv2d_transpose(tf.zeros([1, 2, 2, 2]), tf.zeros([3, 3, 1, 3]), [1, 4, 4, 1], 2)
+        with pytest.raises(ValueError, match="batch and channel entries must be 1"):
+            tf.nn.conv2d(x, tf.zeros([3, 3, 3, 1]), [2, 1, 1, 1], "SAME")

@@ -1,0 +1,147 @@
+"""Kernels of MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad: windowed reductions one window
+tap at a time (kh*kw passes over (N, out_h, out_w, C) views, reduced in place, no temporaries of
+window size).
+
+MaxPoolGrad routes each output's gradient to the first maximum of its window in row-major order,
+as TF's CPU kernel does on ties; SAME padding never wins (it is -inf). AvgPool divides by the
+number of real input elements under each window, so padding is not counted, as TF.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from antcolony.errors import InvalidArgumentError
+from antcolony.graph.ops.conv_geometry import Window
+
+from .registry import Compute, KernelContext, register_kernel
+from .windows import Geometry, from_nhwc, padded, tap, to_nhwc, unpadded
+
+
+def _window(ctx: KernelContext, geo: Geometry, h: int, w: int) -> Window:
+    ksize = geo.attrs["ksize"]
+    ah, aw, _ = geo.axes
+    win = geo.window(h, w, ksize[ah], ksize[aw])
+    if win.out_h <= 0 or win.out_w <= 0:
+        raise InvalidArgumentError(
+            None, ctx.op, f"a {win.kh}x{win.kw} window does not fit in the {h}x{w} input with padding VALID"
+        )
+    return win
+
+
+def _taps(win: Window) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(win.kh) for j in range(win.kw)]
+
+
+@register_kernel("MaxPool", expensive=True)
+def _max_pool(ctx: KernelContext) -> Compute:
+    xp, geo = ctx.xp, Geometry(ctx.op.attrs)
+
+    def compute(x: Any) -> Any:
+        x = to_nhwc(x, geo.data_format)
+        n, h, w, c = x.shape
+        win = _window(ctx, geo, h, w)
+        if win.kh == win.sh and win.kw == win.sw and not win.padded and h % win.kh == 0 and w % win.kw == 0:
+            # Non-overlapping windows that tile the input: one reduction over a reshape.
+            out = x.reshape(n, win.out_h, win.kh, win.out_w, win.kw, c).max(axis=(2, 4))
+            return from_nhwc(xp, out, geo.data_format)
+        xpad = padded(xp, x, win, -np.inf)
+        taps = _taps(win)
+        out = tap(xpad, win, *taps[0]).copy()
+        for i, j in taps[1:]:
+            xp.maximum(out, tap(xpad, win, i, j), out=out)
+        return from_nhwc(xp, out, geo.data_format)
+
+    return compute
+
+
+@register_kernel("MaxPoolGrad", expensive=True)
+def _max_pool_grad(ctx: KernelContext) -> Compute:
+    xp, geo = ctx.xp, Geometry(ctx.op.attrs)
+
+    def compute(x: Any, y: Any, dy: Any) -> Any:
+        fmt = geo.data_format
+        x, y, dy = to_nhwc(x, fmt), to_nhwc(y, fmt), to_nhwc(dy, fmt)
+        n, h, w, c = x.shape
+        win = _window(ctx, geo, h, w)
+        if y.shape != dy.shape or y.shape != (n, win.out_h, win.out_w, c):
+            raise InvalidArgumentError(
+                None,
+                ctx.op,
+                f"orig_output {tuple(y.shape)} and grad {tuple(dy.shape)} must both have the pooled shape "
+                f"{(n, win.out_h, win.out_w, c)} of orig_input {tuple(x.shape)} (NHWC)",
+            )
+        xpad = padded(xp, x, win, -np.inf)
+        dxp = xp.zeros(xpad.shape, dtype=dy.dtype)
+        # ``open_`` marks the windows whose maximum no earlier tap took: ties go to the first.
+        open_ = xp.ones(y.shape, dtype=bool)
+        for i, j in _taps(win):
+            hit = tap(xpad, win, i, j) == y
+            hit &= open_
+            tap(dxp, win, i, j)[...] += dy * hit
+            open_ &= ~hit
+        return from_nhwc(xp, unpadded(dxp, win, h, w), fmt)
+
+    return compute
+
+
+def _counts(xp: Any, win: Window, h: int, w: int, dtype: Any) -> Any:
+    """(out_h, out_w, 1) number of real input elements under each window."""
+
+    def along(size: int, out: int, k: int, s: int, before: int) -> Any:
+        start = np.arange(out) * s - before
+        return np.minimum(start + k, size) - np.maximum(start, 0)
+
+    ch = along(h, win.out_h, win.kh, win.sh, win.pads[0][0])
+    cw = along(w, win.out_w, win.kw, win.sw, win.pads[1][0])
+    return xp.asarray((ch[:, None] * cw[None, :])[:, :, None].astype(dtype))
+
+
+@register_kernel("AvgPool", expensive=True)
+def _avg_pool(ctx: KernelContext) -> Compute:
+    xp, geo = ctx.xp, Geometry(ctx.op.attrs)
+    counts: dict[tuple[int, int, Any], Any] = {}
+
+    def compute(x: Any) -> Any:
+        x = to_nhwc(x, geo.data_format)
+        _, h, w, _ = x.shape
+        win = _window(ctx, geo, h, w)
+        key = (h, w, x.dtype)
+        if key not in counts:
+            counts[key] = _counts(xp, win, h, w, x.dtype)
+        xpad = padded(xp, x, win)
+        taps = _taps(win)
+        out = tap(xpad, win, *taps[0]).copy()
+        for i, j in taps[1:]:
+            out += tap(xpad, win, i, j)
+        out /= counts[key]
+        return from_nhwc(xp, out, geo.data_format)
+
+    return compute
+
+
+@register_kernel("AvgPoolGrad", expensive=True)
+def _avg_pool_grad(ctx: KernelContext) -> Compute:
+    xp, geo = ctx.xp, Geometry(ctx.op.attrs)
+
+    def compute(sizes: Any, dy: Any) -> Any:
+        n, h, w, c = geo.nhwc_sizes(sizes)
+        win = _window(ctx, geo, h, w)
+        g = to_nhwc(dy, geo.data_format)
+        if g.shape != (n, win.out_h, win.out_w, c):
+            raise InvalidArgumentError(
+                None,
+                ctx.op,
+                f"grad of shape {tuple(g.shape)} (NHWC) must have the pooled shape {(n, win.out_h, win.out_w, c)} "
+                f"of orig_input_shape {(n, h, w, c)}",
+            )
+        g = g / _counts(xp, win, h, w, g.dtype)
+        (top, bottom), (left, right) = win.pads
+        dxp = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=g.dtype)
+        for i, j in _taps(win):
+            tap(dxp, win, i, j)[...] += g
+        return from_nhwc(xp, unpadded(dxp, win, h, w), geo.data_format)
+
+    return compute
