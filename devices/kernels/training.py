@@ -13,7 +13,7 @@ import numpy as np
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import VarRef, check_ref
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def _read_matching(op: Any, ref: Any, grad: Any) -> tuple[VarRef, Any]:
@@ -47,7 +47,7 @@ def _scalar(x: Any) -> Any:
     return x[()] if x.__class__ is np.ndarray and not x.ndim else x
 
 
-@register_kernel("ApplyGradientDescent", expensive=True)
+@register_kernel("ApplyGradientDescent", aliasing=Aliasing.HELD, expensive=True)
 def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -58,7 +58,7 @@ def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ApplyMomentum", expensive=True)
+@register_kernel("ApplyMomentum", aliasing=Aliasing.HELD, expensive=True)
 def _apply_momentum(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
@@ -73,7 +73,7 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ApplyAdam", expensive=True)
+@register_kernel("ApplyAdam", aliasing=Aliasing.HELD, expensive=True)
 def _apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
