@@ -8,7 +8,7 @@ from typing import Any
 from antcolony.actors.node import static_input_elements
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceSet
-from antcolony.devices.kernels.registry import KernelContext, find_kernel
+from antcolony.devices.kernels.registry import Aliasing, KernelContext, find_kernel
 from antcolony.errors import OpError, UnimplementedError, as_op_error
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Operation
@@ -51,6 +51,11 @@ class SessionDevices:
         # (node.py); their static shapes bound what any step can give it
         total = static_input_elements(op)
         return total is not None and total < self.inline_threshold
+
+    def output_aliasing(self, op: Operation) -> Aliasing:
+        """Control-flow ops (no kernel) pass their inputs on."""
+        kd = find_kernel(op.type, "CPU")
+        return Aliasing.INPUTS if kd is None else kd.aliasing_of(op)
 
     def kernel(self, op: Operation, device: str) -> tuple[Any, bool, bool]:
         kd = find_kernel(op.type, _device_type(device))

@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from antcolony.actors.actor import Actor
+from antcolony.actors.fetch_ownership import own
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
     CONTROL,
@@ -48,6 +49,8 @@ class ExecutorActor(Actor):
 
     def __init__(self, plan: ExecutorPlan) -> None:
         self.plan = plan
+        # fetches whose values may be shared memory: copied before the step succeeds
+        self.fetch_copies = plan.fetch_copies
         self.nodes: list[Any] = []
         self.feed_edges: list[tuple[Any, int, int]] = []
         self.roots: list[Any] = []
@@ -148,6 +151,8 @@ class ExecutorActor(Actor):
                 self.active.discard(step)
             else:
                 ref.tell(StepCompleted(step))
+        if self.fetch_copies:
+            own(step.fetched, self.fetch_copies)
         step.succeed()
 
     def _abort(self, step: Any, error: BaseException) -> None:

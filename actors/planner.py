@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from antcolony.actors.fetch_ownership import fetches_to_copy
 from antcolony.actors.loop_fusion import fuse_loops
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
 from antcolony.actors.segment_plan import SegmentPlan
+from antcolony.devices.kernels.registry import Aliasing
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph import shapes as S
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
@@ -37,6 +39,10 @@ class PlacementContext(Protocol):
     def has_kernel(self, op_type: str, device: str) -> bool: ...
     def inline_kernel(self, op: Operation, device: str) -> bool:
         """True when ``op``'s kernel on ``device`` runs on the node's turn whatever is fed."""
+        ...
+
+    def output_aliasing(self, op: Operation) -> Aliasing:
+        """What ``op``'s outputs may share when it runs on the host (fetch_ownership.py)."""
         ...
 
 
@@ -88,6 +94,9 @@ class ExecutorPlan:
     roots: list[int] = field(default_factory=list)
     # names of the step's fetches, in fetch order (for errors about them)
     fetch_names: list[str] = field(default_factory=list)
+    # (host plan) fetch indices whose values the step copies before it succeeds: they may share
+    # memory with a variable, a feed, a constant or another fetch (fetch_ownership.py)
+    fetch_copies: tuple[int, ...] = ()
     # the cheap CPU nodes one segment actor hosts (actors/segment.py), decided when the specs are
     # bound (None: no segment, or SessionConfig.bulk_segments off)
     segment: SegmentPlan | None = None
@@ -130,7 +139,10 @@ def plan_step(
         _plan_partition(p, placement, feeds, fetches, fetched_ops, control_flow)
         for p in sorted(parts.values(), key=lambda p: p.device)
     ]
+    copies = fetches_to_copy(fetches, feeds, placement, ctx.output_aliasing) if fetches else ()
     for plan in plans:
+        if plan.device == HOST:
+            plan.fetch_copies = copies
         if control_flow and ctx.fuse_loops:
             fuse_loops(plan, ctx.inline_kernel)
         _count_inputs(plan)

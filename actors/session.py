@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from threading import get_ident
 from typing import Any, NoReturn
 
@@ -260,14 +260,22 @@ class Session:
         options: RunOptions | None,
         run_metadata: RunMetadata | None,
     ) -> list[Any]:
+        # A deadline counts from the call: the run actions before and after the step (a job
+        # suspended at its step boundary by perfControl 0, or paced) are inside it too.
+        deadline = _deadline(rt, options)
         executor, perm = self._executor_for(rt, plan, feeds)
         trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
         step = self._new_step(rt, executor, feeds, len(plan.tensors), trace)
         registries = self._registries
         if registries[0].pre or registries[1].pre or registries[2].pre:
-            await run_actions(
-                ordered(RunGroup.PRE, registries),
-                RunContext(self, executor.graph_id, executor.devices, step.id),
+            await _within(
+                deadline,
+                options,
+                "in the actions before the step",
+                run_actions(
+                    ordered(RunGroup.PRE, registries),
+                    RunContext(self, executor.graph_id, executor.devices, step.id),
+                ),
             )
         post = registries[0].post or registries[1].post or registries[2].post
         started = time.perf_counter() if post else 0.0
@@ -277,7 +285,7 @@ class Session:
             values = step.fetched
         else:
             try:
-                values = await self._settle(step, executor, options)
+                values = await self._settle(step, executor, options, deadline)
             except BaseException:
                 del step, executor  # see _settle: this frame must not keep them either
                 raise
@@ -285,7 +293,8 @@ class Session:
             ctx = RunContext(
                 self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6
             )
-            await run_actions(ordered(RunGroup.POST, registries), ctx)
+            where = "at the step boundary after the step (a job suspended by perfControl 0 waits there)"
+            await _within(deadline, options, where, run_actions(ordered(RunGroup.POST, registries), ctx))
         if trace:
             self._record_trace(step, run_metadata)
         return values if perm is None else [values[i] for i in perm]
@@ -305,7 +314,11 @@ class Session:
         )
 
     async def _settle(
-        self, step: StepState, executor: CachedExecutor, options: RunOptions | None
+        self,
+        step: StepState,
+        executor: CachedExecutor,
+        options: RunOptions | None,
+        deadline: float | None = None,
     ) -> list[Any]:
         """The values of a started step that is not simply done: awaited if it did not end within
         the call that started it (it is in flight until then, and ``close`` fails it), its error
@@ -319,10 +332,11 @@ class Session:
         inflight = self._inflight
         inflight.add(step)
         try:
-            if options is None or not options.timeout_in_ms:
+            if deadline is None:
                 values: list[Any] = await step.waiter()
             else:
-                values = await self._await_step(step, executor, options)
+                assert options is not None  # a deadline comes from its options
+                values = await self._await_step(step, executor, options, deadline)
         except BaseException as exc:
             inflight.discard(step)
             if isinstance(exc, asyncio.CancelledError):
@@ -356,12 +370,12 @@ class Session:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
 
-    async def _await_step(self, step: StepState, executor: CachedExecutor, options: RunOptions) -> list[Any]:
+    async def _await_step(
+        self, step: StepState, executor: CachedExecutor, options: RunOptions, deadline: float
+    ) -> list[Any]:
         timeout_ms = options.timeout_in_ms
         try:
-            if timeout_ms < 0:
-                return await step.waiter()
-            async with asyncio.timeout(timeout_ms / 1000.0):
+            async with asyncio.timeout_at(deadline):
                 return await step.waiter()
         except TimeoutError:
             pass  # raised below, outside this handler, so the error does not chain the TimeoutError
@@ -542,6 +556,37 @@ class Session:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()
+
+
+def _deadline(rt: Runtime, options: RunOptions | None) -> float | None:
+    """The loop time by which a run with ``options`` must end (None: no deadline; TF1 reads a
+    timeout of 0 or less as none)."""
+    if options is None or options.timeout_in_ms <= 0:
+        return None
+    return rt.loop.time() + options.timeout_in_ms / 1000.0
+
+
+async def _within(
+    deadline: float | None, options: RunOptions | None, where: str, work: Awaitable[None]
+) -> None:
+    """Await ``work`` (run actions) before ``deadline``; past it, the run fails with
+    ``DeadlineExceededError`` saying where it waited."""
+    if deadline is None:
+        await work
+        return
+    try:
+        async with asyncio.timeout_at(deadline):
+            await work
+        return
+    except TimeoutError:
+        pass  # raised below, outside this handler, so the error does not chain the TimeoutError
+    assert options is not None
+    raise DeadlineExceededError(
+        None,
+        None,
+        f"Timed out after {options.timeout_in_ms} ms (RunOptions.timeout_in_ms) {where}; raise the "
+        "timeout, or resume the job (perfControl > 0) when it is suspended",
+    )
 
 
 def _intra_op_threads(config: SessionConfig) -> int | None:

@@ -8,16 +8,16 @@ import numpy as np
 
 from antcolony.graph.ops.slicing import to_numpy_key
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-@register_kernel("Shape")
+@register_kernel("Shape", aliasing=Aliasing.FRESH)
 def _shape(ctx: KernelContext) -> Compute:
     xp, dt = ctx.xp, ctx.attr("out_type")
     return lambda x: xp.asarray(xp.shape(x), dtype=dt)
 
 
-@register_kernel("Size")
+@register_kernel("Size", aliasing=Aliasing.FRESH)
 def _size(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     return lambda x: xp.asarray(xp.size(x), dtype=xp.int32)
@@ -42,7 +42,7 @@ def _transpose(ctx: KernelContext) -> Compute:
     return lambda x: xp.transpose(x, perm)
 
 
-@register_kernel("ConcatV2", expensive=True)
+@register_kernel("ConcatV2", aliasing=Aliasing.FRESH, expensive=True)
 def _concat(ctx: KernelContext) -> Compute:
     xp, axis = ctx.xp, ctx.attr("axis")
     return lambda *xs: xp.concatenate(xs, axis=axis)
@@ -62,19 +62,19 @@ def _concat_slice(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("Pack")
+@register_kernel("Pack", aliasing=Aliasing.FRESH)
 def _pack(ctx: KernelContext) -> Compute:
     xp, axis = ctx.xp, ctx.attr("axis")
     return lambda *xs: xp.stack(xs, axis=axis)
 
 
-@register_kernel("Unpack")
+@register_kernel("Unpack", aliasing=Aliasing.FRESH)
 def _unpack(ctx: KernelContext) -> Compute:
     xp, axis, index = ctx.xp, ctx.attr("axis"), ctx.attr("index")
     return lambda x: xp.take(x, index, axis=axis)
 
 
-@register_kernel("UnpackGrad")
+@register_kernel("UnpackGrad", aliasing=Aliasing.FRESH)
 def _unpack_grad(ctx: KernelContext) -> Compute:
     xp, axis, index = ctx.xp, ctx.attr("axis"), ctx.attr("index")
 
@@ -88,7 +88,7 @@ def _unpack_grad(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("Fill")
+@register_kernel("Fill", aliasing=Aliasing.FRESH)
 def _fill(ctx: KernelContext) -> Compute:
     xp, shape = ctx.xp, ctx.attr("shape")
 
@@ -100,19 +100,19 @@ def _fill(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ZerosLike")
+@register_kernel("ZerosLike", aliasing=Aliasing.FRESH)
 def _zeros_like(ctx: KernelContext) -> Compute:
     xp, dt = ctx.xp, ctx.op.outputs[0].dtype
     return lambda x: xp.zeros(xp.shape(x), dtype=dt)
 
 
-@register_kernel("OnesLike")
+@register_kernel("OnesLike", aliasing=Aliasing.FRESH)
 def _ones_like(ctx: KernelContext) -> Compute:
     xp, dt = ctx.xp, ctx.op.outputs[0].dtype
     return lambda x: xp.ones(xp.shape(x), dtype=dt)
 
 
-@register_kernel("BroadcastLike")
+@register_kernel("BroadcastLike", aliasing=Aliasing.HELD)
 def _broadcast_like(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -132,7 +132,7 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("GatherV2")
+@register_kernel("GatherV2", aliasing=Aliasing.FRESH)
 def _gather(ctx: KernelContext) -> Compute:
     xp, axis = ctx.xp, ctx.attr("axis")
     name = ctx.op.name
@@ -149,7 +149,7 @@ def _gather(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("GatherGrad", expensive=True)
+@register_kernel("GatherGrad", aliasing=Aliasing.FRESH, expensive=True)
 def _gather_grad(ctx: KernelContext) -> Compute:
     xp, axis = ctx.xp, ctx.attr("axis")
 
@@ -164,7 +164,7 @@ def _gather_grad(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("Select")
+@register_kernel("Select", aliasing=Aliasing.FRESH)
 def _select(ctx: KernelContext) -> Compute:
     return ctx.xp.where
 
@@ -184,7 +184,7 @@ def _expand_dims(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("OneHot")
+@register_kernel("OneHot", aliasing=Aliasing.FRESH)
 def _one_hot(ctx: KernelContext) -> Compute:
     xp, depth, dt = ctx.xp, ctx.attr("depth"), ctx.attr("dtype")
 
@@ -201,7 +201,7 @@ def _strided_slice(ctx: KernelContext) -> Compute:
     return lambda x: x[key]
 
 
-@register_kernel("StridedSliceGrad")
+@register_kernel("StridedSliceGrad", aliasing=Aliasing.FRESH)
 def _strided_slice_grad(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     key = to_numpy_key(ctx.attr("spec"))

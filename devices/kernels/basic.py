@@ -6,10 +6,16 @@ from typing import Any
 
 from antcolony.errors import InvalidArgumentError
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-@register_kernel("Const")
+def _const_aliasing(op: Any) -> Aliasing:
+    """A scalar's host value is an immutable numpy scalar; any other value is the same array
+    every run."""
+    return Aliasing.FRESH if getattr(op.attrs.get("value"), "ndim", None) == 0 else Aliasing.HELD
+
+
+@register_kernel("Const", aliasing=_const_aliasing)
 def _const(ctx: KernelContext) -> Compute:
     value = ctx.xp.asarray(ctx.attr("value"))
     if value.ndim == 0 and ctx.xp.__name__ == "numpy":

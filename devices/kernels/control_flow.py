@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 class AccumulatorHandle:
@@ -49,7 +49,7 @@ def _push(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("AccumulatorPop", devices=("CPU", "GPU"))
+@register_kernel("AccumulatorPop", aliasing=Aliasing.HELD, devices=("CPU", "GPU"))
 def _pop(ctx: KernelContext) -> Compute:
     op = ctx.op
 

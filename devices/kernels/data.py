@@ -17,7 +17,7 @@ from antcolony.errors import FailedPreconditionError, InvalidArgumentError
 from antcolony.graph.data.iterator_ops import lookup_dataset
 
 from ..data.iterator_resource import IteratorResource, iterators_of
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def _resource(ctx: KernelContext) -> IteratorResource:
@@ -76,7 +76,7 @@ def _one_shot(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("IteratorGetNext", devices=("CPU",), blocking=True)
+@register_kernel("IteratorGetNext", devices=("CPU",), blocking=True, aliasing=Aliasing.HELD)
 def _get_next(ctx: KernelContext) -> Compute:
     op = ctx.op
     n = len(op.outputs)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-@register_kernel("Where")
+@register_kernel("Where", aliasing=Aliasing.FRESH)
 def _where(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 

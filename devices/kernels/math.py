@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 # Python operators give numpy's (and cupy's) semantics for arrays and take numpy's scalar fast
 # path for 0-d values (~60 ns instead of ~1 us for a ufunc call on scalars).
@@ -43,7 +43,7 @@ def _ufunc_kernel(name: str, ctx: KernelContext) -> Compute:
 
 
 for _op, _fn in {**_BINARY, **_UNARY}.items():
-    register_kernel(_op)(functools.partial(_ufunc_kernel, _fn))
+    register_kernel(_op, aliasing=Aliasing.FRESH)(functools.partial(_ufunc_kernel, _fn))
 
 
 def _operator_kernel(fn: Compute, ctx: KernelContext) -> Compute:
@@ -51,22 +51,22 @@ def _operator_kernel(fn: Compute, ctx: KernelContext) -> Compute:
 
 
 for _op, _op_fn in _OPERATORS.items():
-    register_kernel(_op)(functools.partial(_operator_kernel, _op_fn))
+    register_kernel(_op, aliasing=Aliasing.FRESH)(functools.partial(_operator_kernel, _op_fn))
 
 
-@register_kernel("Rsqrt")
+@register_kernel("Rsqrt", aliasing=Aliasing.FRESH)
 def _rsqrt(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     return lambda x: xp.reciprocal(xp.sqrt(x))
 
 
-@register_kernel("SquaredDifference")
+@register_kernel("SquaredDifference", aliasing=Aliasing.FRESH)
 def _sqdiff(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     return lambda x, y: xp.square(xp.subtract(x, y))
 
 
-@register_kernel("MatMul", expensive=True)
+@register_kernel("MatMul", aliasing=Aliasing.FRESH, expensive=True)
 def _matmul(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     ta, tb = ctx.attr("transpose_a"), ctx.attr("transpose_b")
@@ -77,7 +77,7 @@ def _matmul(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("AddN", expensive=True)
+@register_kernel("AddN", aliasing=Aliasing.FRESH, expensive=True)
 def _add_n(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -98,7 +98,7 @@ def _add_n(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("Cast")
+@register_kernel("Cast", aliasing=Aliasing.FRESH)
 def _cast(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     dst = ctx.attr("DstT")
@@ -125,10 +125,10 @@ def _reduce_kernel(fn_name: str, ctx: KernelContext) -> Compute:
 
 
 for _op, _fn in {"Sum": "sum", "Max": "max", "Min": "min", "Prod": "prod"}.items():
-    register_kernel(_op, expensive=True)(functools.partial(_reduce_kernel, _fn))
+    register_kernel(_op, expensive=True, aliasing=Aliasing.FRESH)(functools.partial(_reduce_kernel, _fn))
 
 
-@register_kernel("Mean", expensive=True)
+@register_kernel("Mean", aliasing=Aliasing.FRESH, expensive=True)
 def _mean(ctx: KernelContext) -> Compute:
     general = _reduce_kernel("mean", ctx)
     axis, keep = ctx.attr("axis"), ctx.attr("keepdims")
@@ -145,7 +145,7 @@ def _mean(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ArgMax")
+@register_kernel("ArgMax", aliasing=Aliasing.FRESH)
 def _argmax(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     axis, dt = ctx.attr("axis"), ctx.attr("output_type")

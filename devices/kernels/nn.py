@@ -6,23 +6,23 @@ from typing import Any
 
 from antcolony.errors import InvalidArgumentError
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-@register_kernel("Relu")
+@register_kernel("Relu", aliasing=Aliasing.FRESH)
 def _relu(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     return lambda x: xp.maximum(x, 0)
 
 
-@register_kernel("ReluGrad")
+@register_kernel("ReluGrad", aliasing=Aliasing.FRESH)
 def _relu_grad(ctx: KernelContext) -> Compute:
     # TF's rule, grad * (features > 0): a NaN gradient stays NaN (xp.where dropped it), and
     # it takes a third of the time of xp.where.
     return lambda grad, features: grad * (features > 0)
 
 
-@register_kernel("Sigmoid")
+@register_kernel("Sigmoid", aliasing=Aliasing.FRESH)
 def _sigmoid(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -34,17 +34,17 @@ def _sigmoid(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SigmoidGrad")
+@register_kernel("SigmoidGrad", aliasing=Aliasing.FRESH)
 def _sigmoid_grad(ctx: KernelContext) -> Compute:
     return lambda y, dy: dy * y * (1 - y)
 
 
-@register_kernel("Tanh")
+@register_kernel("Tanh", aliasing=Aliasing.FRESH)
 def _tanh(ctx: KernelContext) -> Compute:
     return ctx.xp.tanh
 
 
-@register_kernel("TanhGrad")
+@register_kernel("TanhGrad", aliasing=Aliasing.FRESH)
 def _tanh_grad(ctx: KernelContext) -> Compute:
     return lambda y, dy: dy * (1 - y * y)
 
@@ -55,7 +55,7 @@ def _shifted(xp: Any, logits: Any) -> tuple[Any, Any]:
     return s, xp.log(xp.exp(s).sum(axis=-1, keepdims=True))
 
 
-@register_kernel("Softmax", expensive=True)
+@register_kernel("Softmax", aliasing=Aliasing.FRESH, expensive=True)
 def _softmax(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -66,7 +66,7 @@ def _softmax(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("LogSoftmax", expensive=True)
+@register_kernel("LogSoftmax", aliasing=Aliasing.FRESH, expensive=True)
 def _log_softmax(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -81,7 +81,7 @@ def _channel_axis(data_format: str, ndim: int) -> int:
     return 1 if data_format.startswith("NC") and ndim > 2 else ndim - 1
 
 
-@register_kernel("BiasAdd", expensive=True)
+@register_kernel("BiasAdd", aliasing=Aliasing.FRESH, expensive=True)
 def _bias_add(ctx: KernelContext) -> Compute:
     fmt, op = ctx.attr("data_format"), ctx.op
 
@@ -100,7 +100,7 @@ def _bias_add(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("BiasAddGrad", expensive=True)
+@register_kernel("BiasAddGrad", aliasing=Aliasing.FRESH, expensive=True)
 def _bias_add_grad(ctx: KernelContext) -> Compute:
     xp, fmt = ctx.xp, ctx.attr("data_format")
 
@@ -117,7 +117,7 @@ def _bias_add_grad(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SoftmaxCrossEntropyWithLogits", expensive=True)
+@register_kernel("SoftmaxCrossEntropyWithLogits", aliasing=Aliasing.FRESH, expensive=True)
 def _xent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -137,7 +137,7 @@ def _xent(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SparseSoftmaxCrossEntropyWithLogits", expensive=True)
+@register_kernel("SparseSoftmaxCrossEntropyWithLogits", aliasing=Aliasing.FRESH, expensive=True)
 def _sparse_xent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -174,7 +174,7 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("L2Loss", expensive=True)
+@register_kernel("L2Loss", aliasing=Aliasing.FRESH, expensive=True)
 def _l2_loss(ctx: KernelContext) -> Compute:
     xp = ctx.xp
     return lambda x: xp.asarray(xp.sum(x * x) / 2, dtype=x.dtype)

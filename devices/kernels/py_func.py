@@ -14,7 +14,7 @@ import numpy as np
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.script_ops import lookup_py_func
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def _py_func(ctx: KernelContext) -> Compute:
@@ -52,4 +52,5 @@ def _py_func(ctx: KernelContext) -> Compute:
 
 
 for _t in ("PyFunc", "PyFuncStateless"):
-    register_kernel(_t, devices=("CPU",), expensive=True, blocking=True)(_py_func)
+    # HELD: the function may return an array it keeps, or one of its inputs
+    register_kernel(_t, devices=("CPU",), expensive=True, blocking=True, aliasing=Aliasing.HELD)(_py_func)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def _dims(shape: Any) -> tuple[int, ...]:
@@ -24,21 +24,21 @@ def _draw_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if dtype in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float32)
 
 
-@register_kernel("RandomStandardNormal", expensive=True)
+@register_kernel("RandomStandardNormal", aliasing=Aliasing.FRESH, expensive=True)
 def _standard_normal(ctx: KernelContext) -> Compute:
     xp, rng, dt = ctx.xp, ctx.resources.rng_for(ctx.op), ctx.attr("dtype")
     draw = _draw_dtype(dt)
     return lambda shape: xp.asarray(rng.standard_normal(_dims(shape), dtype=draw).astype(dt, copy=False))
 
 
-@register_kernel("RandomUniform", expensive=True)
+@register_kernel("RandomUniform", aliasing=Aliasing.FRESH, expensive=True)
 def _uniform(ctx: KernelContext) -> Compute:
     xp, rng, dt = ctx.xp, ctx.resources.rng_for(ctx.op), ctx.attr("dtype")
     draw = _draw_dtype(dt)
     return lambda shape: xp.asarray(rng.random(_dims(shape), dtype=draw).astype(dt, copy=False))
 
 
-@register_kernel("TruncatedNormal", expensive=True)
+@register_kernel("TruncatedNormal", aliasing=Aliasing.FRESH, expensive=True)
 def _truncated_normal(ctx: KernelContext) -> Compute:
     xp, rng, dt = ctx.xp, ctx.resources.rng_for(ctx.op), ctx.attr("dtype")
     draw = _draw_dtype(dt)
@@ -55,7 +55,7 @@ def _truncated_normal(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("RandomUniformInt", expensive=True)
+@register_kernel("RandomUniformInt", aliasing=Aliasing.FRESH, expensive=True)
 def _uniform_int(ctx: KernelContext) -> Compute:
     xp, rng, dt = ctx.xp, ctx.resources.rng_for(ctx.op), ctx.attr("dtype")
     name = ctx.op.name

@@ -12,6 +12,7 @@ sleep or hold the GIL); it must not touch the event loop. Errors it raises abort
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,20 @@ if TYPE_CHECKING:
 
 Compute = Callable[..., Any]
 Factory = Callable[["KernelContext"], Compute]
+
+
+class Aliasing(enum.Enum):
+    """What memory a kernel's outputs may share, on the host. The session decides from it, per
+    fetch and once per executor, whether a fetched value must be copied before the caller gets
+    it (actors/fetch_ownership.py): a caller owns what it fetches."""
+
+    #: new memory every run (or an immutable numpy scalar): nothing else holds it
+    FRESH = "fresh"
+    #: may be an input, or a view of one: it shares whatever its inputs share
+    INPUTS = "inputs"
+    #: may be memory that outlives the step (a variable's storage, a constant, what user code
+    #: keeps) or a read-only view
+    HELD = "held"
 
 
 @dataclass
@@ -43,6 +58,12 @@ class KernelDef:
     device_types: frozenset[str]
     expensive: bool
     blocking: bool = False
+    aliasing: Aliasing | Callable[[Operation], Aliasing] = Aliasing.INPUTS
+
+    def aliasing_of(self, op: Operation) -> Aliasing:
+        """What ``op``'s outputs from this kernel may share (see ``Aliasing``)."""
+        rule = self.aliasing
+        return rule if isinstance(rule, Aliasing) else rule(op)
 
 
 KERNELS: dict[str, dict[str, KernelDef]] = {}
@@ -54,12 +75,16 @@ def register_kernel(
     devices: tuple[str, ...] = ("CPU", "GPU"),
     expensive: bool = False,
     blocking: bool = False,
+    aliasing: Aliasing | Callable[[Operation], Aliasing] = Aliasing.INPUTS,
 ) -> Callable[[Factory], Factory]:
     """Decorator registering a kernel factory for ``op_type`` on the given device types; a
-    ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs."""
+    ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs.
+    ``aliasing`` says what its outputs may share (``Aliasing``); the default, INPUTS, is right
+    for any kernel that keeps nothing between runs: mark FRESH what always makes new arrays,
+    HELD what returns kept memory."""
 
     def deco(factory: Factory) -> Factory:
-        kd = KernelDef(op_type, factory, frozenset(devices), expensive or blocking, blocking)
+        kd = KernelDef(op_type, factory, frozenset(devices), expensive or blocking, blocking, aliasing)
         slot = KERNELS.setdefault(op_type, {})
         for d in devices:
             if d in slot:

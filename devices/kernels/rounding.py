@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def _check_divisor(xp: Any, y: Any) -> None:
@@ -16,12 +16,12 @@ def _check_divisor(xp: Any, y: Any) -> None:
         raise ValueError("Integer division by zero: the divisor has a zero element")
 
 
-@register_kernel("Floor")
+@register_kernel("Floor", aliasing=Aliasing.FRESH)
 def _floor(ctx: KernelContext) -> Compute:
     return ctx.xp.floor
 
 
-@register_kernel("FloorDiv")
+@register_kernel("FloorDiv", aliasing=Aliasing.FRESH)
 def _floordiv(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 
@@ -33,7 +33,7 @@ def _floordiv(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("FloorMod")
+@register_kernel("FloorMod", aliasing=Aliasing.FRESH)
 def _floormod(ctx: KernelContext) -> Compute:
     xp = ctx.xp
 

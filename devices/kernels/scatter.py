@@ -8,7 +8,7 @@ from typing import Any
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import check_ids
 
 # op type -> ufunc name whose ``.at`` applies updates at (possibly repeated) indices; None: assignment
@@ -77,7 +77,7 @@ def _row_kernel(ctx: KernelContext) -> Compute:
 
 
 for _t in _ROW_UFUNCS:
-    register_kernel(_t, expensive=True)(_row_kernel)
+    register_kernel(_t, aliasing=Aliasing.HELD, expensive=True)(_row_kernel)
 
 
 def _nd_index(xp: Any, indices: Any, shape: tuple[int, ...], name: str) -> tuple[tuple[Any, ...], int, int]:
@@ -121,7 +121,7 @@ def _nd_kernel(ctx: KernelContext) -> Compute:
 
 
 for _t in _ND_UFUNCS:
-    register_kernel(_t, expensive=True)(_nd_kernel)
+    register_kernel(_t, aliasing=Aliasing.HELD, expensive=True)(_nd_kernel)
 
 
 @register_kernel("ScatterNd", expensive=True)

@@ -16,7 +16,7 @@ from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
 from .elementwise import run_chunked
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import check_ids
 from .training import adam_alpha, adam_coefficients, flat, scalar
 
@@ -65,7 +65,7 @@ def _slot(op: Any, ref: Any, like: Any) -> Any:
     return r.mutable()
 
 
-@register_kernel("SparseApplyMomentum", expensive=True)
+@register_kernel("SparseApplyMomentum", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_momentum(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
@@ -85,7 +85,7 @@ def _sparse_apply_momentum(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SparseApplyAdagrad", expensive=True)
+@register_kernel("SparseApplyAdagrad", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_adagrad(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -129,17 +129,17 @@ def _sparse_rmsprop(ctx: KernelContext, centered: bool) -> Compute:
     return compute
 
 
-@register_kernel("SparseApplyRMSProp", expensive=True)
+@register_kernel("SparseApplyRMSProp", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_rmsprop(ctx: KernelContext) -> Compute:
     return _sparse_rmsprop(ctx, centered=False)
 
 
-@register_kernel("SparseApplyCenteredRMSProp", expensive=True)
+@register_kernel("SparseApplyCenteredRMSProp", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_centered_rmsprop(ctx: KernelContext) -> Compute:
     return _sparse_rmsprop(ctx, centered=True)
 
 
-@register_kernel("SparseApplyAdadelta", expensive=True)
+@register_kernel("SparseApplyAdadelta", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_adadelta(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -162,7 +162,7 @@ def _sparse_apply_adadelta(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SparseApplyAdam", expensive=True)
+@register_kernel("SparseApplyAdam", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     coefficients = adam_coefficients(xp)

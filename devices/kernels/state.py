@@ -7,7 +7,7 @@ from typing import Any
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 @register_kernel("VariableV2")
@@ -16,13 +16,13 @@ def _variable(ctx: KernelContext) -> Compute:
     return lambda: ref
 
 
-@register_kernel("ReadVariable")
+@register_kernel("ReadVariable", aliasing=Aliasing.HELD)
 def _read(ctx: KernelContext) -> Compute:
     op = ctx.op
     return lambda ref: check_ref(ref, op).read()
 
 
-@register_kernel("IsVariableInitialized")
+@register_kernel("IsVariableInitialized", aliasing=Aliasing.FRESH)
 def _is_initialized(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     return lambda ref: xp.asarray(check_ref(ref, op).initialized)
@@ -43,7 +43,7 @@ def _check_shape(op: Any, ref: Any, value: Any) -> None:
         )
 
 
-@register_kernel("Assign")
+@register_kernel("Assign", aliasing=Aliasing.HELD)
 def _assign(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     dtype = op.inputs[0].dtype
@@ -57,13 +57,13 @@ def _assign(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("AssignAdd")
+@register_kernel("AssignAdd", aliasing=Aliasing.HELD)
 def _assign_add(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     return lambda ref, delta: _update(xp, op, ref, delta, 1)
 
 
-@register_kernel("AssignSub")
+@register_kernel("AssignSub", aliasing=Aliasing.HELD)
 def _assign_sub(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     return lambda ref, delta: _update(xp, op, ref, delta, -1)

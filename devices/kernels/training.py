@@ -16,7 +16,7 @@ from antcolony.errors import InvalidArgumentError
 
 from ..resources import VarRef, check_ref
 from .elementwise import run_chunked
-from .registry import Compute, KernelContext, register_kernel
+from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
 def mutable_matching(op: Any, ref: Any, grad: Any) -> tuple[VarRef, Any]:
@@ -58,7 +58,7 @@ def flat(x: Any) -> Any:
     return x.reshape(-1)
 
 
-@register_kernel("ApplyGradientDescent", expensive=True)
+@register_kernel("ApplyGradientDescent", aliasing=Aliasing.HELD, expensive=True)
 def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -76,7 +76,7 @@ def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ApplyMomentum", expensive=True)
+@register_kernel("ApplyMomentum", aliasing=Aliasing.HELD, expensive=True)
 def _apply_momentum(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
@@ -106,7 +106,7 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("ApplyAdam", expensive=True)
+@register_kernel("ApplyAdam", aliasing=Aliasing.HELD, expensive=True)
 def _apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
@@ -179,7 +179,7 @@ def adam_alpha(xp: Any, lr: Any, beta1_power: Any, beta2_power: Any) -> Any:
     return xp.asarray(scalar(lr) * xp.sqrt(1 - scalar(beta2_power)) / (1 - scalar(beta1_power)))
 
 
-@register_kernel("ApplyAdagrad", expensive=True)
+@register_kernel("ApplyAdagrad", aliasing=Aliasing.HELD, expensive=True)
 def _apply_adagrad(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
 
@@ -250,11 +250,11 @@ def _rmsprop(ctx: KernelContext, centered: bool) -> Compute:
     return compute
 
 
-@register_kernel("ApplyRMSProp", expensive=True)
+@register_kernel("ApplyRMSProp", aliasing=Aliasing.HELD, expensive=True)
 def _apply_rmsprop(ctx: KernelContext) -> Compute:
     return _rmsprop(ctx, centered=False)
 
 
-@register_kernel("ApplyCenteredRMSProp", expensive=True)
+@register_kernel("ApplyCenteredRMSProp", aliasing=Aliasing.HELD, expensive=True)
 def _apply_centered_rmsprop(ctx: KernelContext) -> Compute:
     return _rmsprop(ctx, centered=True)

@@ -476,6 +476,16 @@ def _sequence_cases() -> list[Case]:
             "TensorArray split then concat",
             ("TensorArraySplitV3", "TensorArrayConcatV3"),
             lambda x: _tensor_array(2, infer_shape=False).split(x, [1, 2]).concat() * 3.0,
+            (normal(3, 2),),
+        ),
+    ]
+
+
+def _write_read_stack(x: Any, y: Any) -> list[Any]:
+    ta = _tensor_array(2, clear_after_read=False).write(0, x).write(1, y)
+    return [ta.stack(), ta.read(1) * ta.read(0), ta.read(1)]
+
+
 def _segment_cases() -> list[Case]:
     ids = np.array([2, 0, 2, 3, -1])  # a repeated id, an empty segment (1), a dropped row (-1)
     sorted_ids = np.array([0, 0, 1, 3, 3])
@@ -557,11 +567,6 @@ def _segment_cases() -> list[Case]:
             (normal(3, 2),),
         ),
     ]
-
-
-def _write_read_stack(x: Any, y: Any) -> list[Any]:
-    ta = _tensor_array(2, clear_after_read=False).write(0, x).write(1, y)
-    return [ta.stack(), ta.read(1) * ta.read(0), ta.read(1)]
 
 
 CASES: list[Case] = (
