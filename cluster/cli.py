@@ -115,11 +115,17 @@ def _check_submit(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError("--detach needs --address: a local Ray started by submit ends with it")
     sim_gpu_mib = 0
     if args.address is None:
-        if args.sim_gpus < 1:
-            raise ConfigError(f"--sim-gpus {args.sim_gpus}: a local Ray needs at least 1 simulated GPU")
+        from .ray_support import local_gpus
+
+        # --sim-gpus left out: none where this machine has real GPUs, else one (ray_support.connect)
+        real = bool(local_gpus()) if args.sim_gpus is None or args.sim_gpus < 1 else False
+        if args.sim_gpus is not None and args.sim_gpus < (0 if real else 1):
+            raise ConfigError(
+                f"--sim-gpus {args.sim_gpus}: a local Ray needs at least 1 simulated GPU on a machine without real GPUs"
+            )
         sim_gpu_memory = _size("--sim-gpu-memory", args.sim_gpu_memory, 1 << 20)
         sim_gpu_mib = sim_gpu_memory >> 20
-        if args.priority == GUARANTEED and gpu_memory > sim_gpu_mib << 20:
+        if not real and args.priority == GUARANTEED and gpu_memory > sim_gpu_mib << 20:
             raise ConfigError(
                 f"--gpu-memory {args.gpu_memory} is more than a simulated GPU of the local Ray has "
                 f"(--sim-gpu-memory {args.sim_gpu_memory}); ask less or give the GPUs more"
