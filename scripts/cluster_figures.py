@@ -66,7 +66,7 @@ def sample(client: Any, t0: float, progress_dir: Path) -> tuple[Sample, list[dic
         decisions += node.get("decisions", [])
         for job in node.get("jobs", []):
             status, config = job.get("status") or {}, job.get("config") or {}
-            step = status.get("miniBatchDuration")
+            step = status.get("stepTime") or status.get("miniBatchDuration")
             base = job.get("baseline_us")
             jobs[job["job_id"]] = {
                 "gpu": job["gpu"],
