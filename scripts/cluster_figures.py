@@ -227,6 +227,8 @@ def _gpu_figures(
         f"exclusive schedule: {ratio:.2f}x ({_mark(ratio >= BUSY_RATIO)}: >= {BUSY_RATIO}x) over {total:.0f} s"
     )
     idle = statistics.mean(idle_left)
+    target = OPP_SHARE_OF_IDLE * idle
+    work = 0.0  # the opportunistic jobs' steps, each in seconds of that job alone
     for k, steps in sorted(opp_rate.items()):
         solo = alone.get(k, (0.0, 0.0))[0]
         rate = steps / opp_time[k]
@@ -235,11 +237,16 @@ def _gpu_figures(
                 f"{gpu}: opportunistic job {k}: {rate:.1f} steps/s beside the guaranteed job; never seen alone"
             )
             continue
-        target = OPP_SHARE_OF_IDLE * idle
+        work += steps / solo
         out.append(
-            f"{gpu}: opportunistic job {k}: {rate:.1f} steps/s beside the guaranteed job, "
-            f"{rate / solo:.2f} of its {solo:.1f} steps/s alone; the guaranteed job leaves {idle:.2f} of the GPU idle "
-            f"({_mark(rate / solo >= target)}: >= {target:.2f})"
+            f"{gpu}: opportunistic job {k}: {rate:.1f} steps/s beside the guaranteed job over its "
+            f"{opp_time[k]:.0f} s there, {rate / solo:.2f} of its {solo:.1f} steps/s alone"
+        )
+    if opp_rate:
+        # together: their work as a fraction of the GPU-time the guaranteed job held the GPU
+        out.append(
+            f"{gpu}: opportunistic jobs together did {work / total:.2f} of what they do alone while a guaranteed "
+            f"job held the GPU, which left {idle:.2f} of it idle ({_mark(work / total >= target)}: >= {target:.2f})"
         )
     return out
 
