@@ -259,7 +259,7 @@ def format_cluster(nodes: list[dict[str, Any]], decisions: int = 10) -> str:
             )
         for job in node.get("jobs", []):
             st, cfg = job.get("status", {}), job.get("config", {})
-            step = st.get("miniBatchDuration")
+            step = st.get("stepTime") or st.get("miniBatchDuration")
             base = job.get("baseline_us")
             lines.append(
                 f"  {job['job_id']:<24} {job['gpu']:<10} {job['priority']:<13} perf {cfg.get('perfControl', '-'):>3} "

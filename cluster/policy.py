@@ -41,7 +41,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Decision", "JobState", "JobView", "PolicySettings", "PolicyState", "decide"]
+__all__ = ["Decision", "JobState", "JobView", "PolicySettings", "PolicyState", "decide", "step_time_us"]
 
 GUARANTEED = "guaranteed"
 OPPORTUNISTIC = "opportunistic"
@@ -135,6 +135,30 @@ class _Verdicts:
     memory_short: list[str] = field(default_factory=list)
     calm: int = 0  # fresh judgments within the raise threshold
     unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
+
+
+def step_time_us(status: Mapping[str, object], first_seen: dict[str, float]) -> float | None:
+    """A job's step time from its status file, for the policy: the largest mean among its graphs
+    that have been seen to run again (their ``Durations`` entry changed since first seen, kept in
+    ``first_seen``, which this updates). The file's own ``miniBatchDuration`` is the largest mean
+    among every graph run in the last 100 s, the one-off initialisation graph included: a job whose
+    steps are faster than its initialisation would report that for 100 s, hiding any slowdown.
+    Before a graph is seen to repeat, ``miniBatchDuration``; None when there is none."""
+    durations = status.get("Durations")
+    live: list[float] = []
+    if isinstance(durations, Mapping):
+        for graph, value in durations.items():
+            if not isinstance(value, (int, float)) or value <= 0:
+                continue
+            first = first_seen.setdefault(str(graph), float(value))
+            if first != value:
+                first_seen[str(graph)] = -1.0  # seen to change: a repeating graph from now on
+            if first_seen[str(graph)] < 0:
+                live.append(float(value))
+    if live:
+        return max(live)
+    mini = status.get("miniBatchDuration")
+    return float(mini) if isinstance(mini, (int, float)) and mini > 0 else None
 
 
 def _ms(us: float) -> str:

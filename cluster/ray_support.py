@@ -94,8 +94,9 @@ def connect(
         resources = {f"{SIM_GPU_PREFIX}{i}": 1.0 for i in range(sim_gpus)}
         if sim_gpus:
             resources[SIM_GPU_MIB] = float(sim_gpu_mib)
-        if real:  # Ray counts them as num_gpus itself; their size lets a job ask a memory share
-            resources[REAL_GPU_MIB] = float(min(g["total"] for g in real) >> 20)
+        mib = min(g["total"] for g in real) >> 20 if real else _cuda_gpu_mib()
+        if mib:  # Ray counts the GPUs as num_gpus itself; their size lets a job ask a memory share
+            resources[REAL_GPU_MIB] = float(mib)
         ray.init(
             namespace=NAMESPACE,
             _node_ip_address="127.0.0.1",
@@ -152,6 +153,20 @@ def node_real_gpus(node: dict[str, Any]) -> dict[str, int]:
 
 def standin_gpus() -> bool:
     return os.environ.get(STANDIN_GPUS_ENV, "").strip() == "1"
+
+
+def _cuda_gpu_mib() -> int:
+    """The smallest GPU's memory (MiB) as CUDA reports it, where NVML could not; 0 without CUDA.
+    (Ray finds the GPUs without nvidia-ml-py; their size is asked of CuPy then.)"""
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+        return (
+            min(int(cupy.cuda.runtime.getDeviceProperties(i)["totalGlobalMem"]) for i in range(count)) >> 20
+        )
+    except Exception:  # no CuPy, no driver, no device: no real GPU to size
+        return 0
 
 
 def local_gpus() -> list[dict[str, Any]]:

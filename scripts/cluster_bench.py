@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                 started.append(name)
                 if priority == "guaranteed":
                     run.arrivals[name] = time.time() - t0
+                else:
+                    run.kinds[name] = "opportunistic"  # the same script and sizes
                 print(f"--- t={now:5.1f}s submitted {name}: {priority} on {gpu}", flush=True)
             for name, leave in list(leaving.items()):
                 if name in started and now >= leave * duration:

@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         gpus = connect_cluster(args.address or cluster.address)
         if gpus is None:
             return 2
-        run = Run(capacity=gpus)
+        run = Run(capacity=gpus, kinds={"opp0": "opportunistic", "opp1": "opportunistic"})
         gpu_mib = min(gpus[gpu] for gpu in GPUS) >> 20  # the jobs' simulated GPU is the node's
         job_args = [
             "--width",

@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in ("opp", "guar"):
                 job = jobs_now.get(name, {})
                 status, config = job.get("status") or {}, job.get("config") or {}
-                step = status.get("miniBatchDuration")
+                step = status.get("stepTime") or status.get("miniBatchDuration")
                 row[name] = {
                     "step_ms": step / 1000 if isinstance(step, (int, float)) and step > 0 else None,
                     "perf": config.get("perfControl"),

@@ -60,6 +60,7 @@ def test_the_demo_reports_the_guaranteed_job_restored_and_the_coordinators_decis
     assert "guaranteed job guar: baseline alone" in figures and " recovered " in figures, tail
     assert "sim_gpu_0: busy fraction while a guaranteed job holds it:" in figures, tail
     assert "sim_gpu_0: opportunistic job opp0:" in figures and "of its" in figures, tail
+    assert "sim_gpu_0: opportunistic jobs together did " in figures, tail
     assert "sim_gpu_1: no guaranteed job with a baseline: sharing figures n/a" in figures, tail
     assert "device memory in use" in figures, tail
     assert (tmp_path / "demo.png").exists()

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from antcolony.cluster.policy import JobView, PolicySettings, PolicyState, decide
+from antcolony.cluster.policy import JobView, PolicySettings, PolicyState, decide, step_time_us
 
 MiB = 1 << 20
 CAP = {"sim_gpu_0": 100 * MiB, "sim_gpu_1": 100 * MiB}
@@ -243,3 +243,16 @@ def test_a_real_slowdown_under_noise_still_backs_the_opportunistic_job_off() -> 
     # held near the share that keeps the guaranteed job within 1.25x its time alone (25 here)
     assert all(m <= 40 for m in means), means
     assert statistics.median(medians) <= 1.25 and max(medians) <= 1.4, medians
+
+
+def test_the_step_time_judged_leaves_out_a_graph_that_ran_once() -> None:
+    # the initialisation graph (graph_1, 18.6 ms, run once) stays in the status file's
+    # miniBatchDuration for 100 s; the training graph (graph_2) is faster
+    seen: dict[str, float] = {}
+    first = {"miniBatchDuration": 18_636, "Durations": {"graph_1": 18_636, "graph_2": 10_614}}
+    assert step_time_us(first, seen) == 18_636  # nothing seen to repeat yet
+    later = {"miniBatchDuration": 18_636, "Durations": {"graph_1": 18_636, "graph_2": 10_522}}
+    assert step_time_us(later, seen) == 10_522
+    slower = {"miniBatchDuration": 18_636, "Durations": {"graph_1": 18_636, "graph_2": 14_000}}
+    assert step_time_us(slower, seen) == 14_000  # a slowdown below the init time shows
+    assert step_time_us({"miniBatchDuration": 0, "Durations": {}}, {}) is None
