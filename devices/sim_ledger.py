@@ -311,17 +311,28 @@ class SharedAddressSpace(VirtualAddressSpace):
         self.holder = ledger.new_holder()
         self._finalizer = weakref.finalize(self, _drop_quietly, ledger, self.holder)
 
+    def _full(self, nbytes: int, in_use: int, capacity: int) -> MemoryError:
+        return MemoryError(
+            f"{self.name}: simulated GPU {self.ledger.bus_id} is full: {in_use} of {capacity} "
+            f"bytes are in use by the processes sharing it ({self.ledger.path}); {nbytes} more do not fit"
+        )
+
     def _alloc(self, nbytes: int) -> Region:
         region = super()._alloc(nbytes)
         refused = self.ledger.reserve(self.holder, region.size)
         if refused is not None:
             self._release_range(region.base, region.end)
-            in_use, capacity = refused
-            raise MemoryError(
-                f"{self.name}: simulated GPU {self.ledger.bus_id} is full: {in_use} of {capacity} "
-                f"bytes are in use by the processes sharing it ({self.ledger.path}); {nbytes} more do not fit"
-            )
+            raise self._full(nbytes, *refused)
         return region
+
+    def _extend(self, region: Region, nbytes: int) -> bool:
+        if not super()._extend(region, nbytes):
+            return False
+        refused = self.ledger.reserve(self.holder, nbytes)
+        if refused is not None:
+            self._release_range(region.end, region.end + nbytes)
+            raise self._full(nbytes, *refused)
+        return True
 
     def _free(self, region: Region) -> None:
         super()._free(region)
