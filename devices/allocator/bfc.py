@@ -73,6 +73,7 @@ class BFCAllocator:
         self._regions: list[RegionRecord] = []  # sorted by base
         self._bases: list[int] = []
         self._bytes_in_use = self._peak = self._window_peak = self._largest_alloc = 0
+        self._recent_peak = 0  # since the last take_recent_peak (the pool trimmer's window)
         self._num_allocs = self._failures = self._pool = self._stable = 0
 
     # -- allocation ---------------------------------------------------------------------------
@@ -120,6 +121,8 @@ class BFCAllocator:
                 if nxt is not None:
                     nxt._prev = c
             b = self._bytes_in_use = self._bytes_in_use + r
+            if b > self._recent_peak:
+                self._recent_peak = b
             if b > self._window_peak:
                 self._window_peak = b
                 self._peak = max(self._peak, b)
@@ -369,6 +372,14 @@ class BFCAllocator:
                 num_regions=len(self._regions),
                 num_failures=self._failures,
             )
+
+    def take_recent_peak(self) -> int:
+        """The most bytes in use since the last call (the pool trimmer's own window, apart from
+        the statistics' per-step window); starts the next window at the bytes in use now."""
+        with self.lock:
+            peak = max(self._recent_peak, self._bytes_in_use)
+            self._recent_peak = self._bytes_in_use
+            return peak
 
     def reset_peak(self) -> None:
         """Start a new peak window (e.g. per step): window peak := bytes in use now."""

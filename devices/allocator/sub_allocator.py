@@ -141,6 +141,11 @@ class SubAllocator:
         self.bytes_allocated += nbytes
         return True
 
+    def refused_others_since(self, when: float) -> float | None:
+        """When (``time.time()``) another process sharing this device was last refused memory, if
+        after ``when``: the cue to hand back free memory. None where no such signal exists."""
+        return None
+
     def _alloc(self, nbytes: int) -> Region:
         raise NotImplementedError
 
