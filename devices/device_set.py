@@ -27,6 +27,7 @@ from .engine import create_engine
 from .gpu import GpuWorker
 from .host_malloc import retain_freed_host_memory
 from .memory import DeviceMemory
+from .pool_trim import trim_pools_forever
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,12 @@ class DeviceSet:
             ),
         )
         self._memories: dict[int, DeviceMemory] = {}
+        # Free pool memory goes back to the device when the job does not need it (pool_trim.py).
+        self._trimmer = (
+            runtime.create_task(trim_pools_forever(self.memories), name="gpu-pool-trimmer")
+            if self.backend.device_count()
+            else None
+        )
         self.devices = [DeviceInfo(QUALIFIER + HOST, "CPU", 0)] + [
             DeviceInfo(f"{QUALIFIER}/device:GPU:{info.index}", "GPU", info.total_memory, info.bus_id)
             for info in self.backend.infos()
@@ -212,6 +219,8 @@ class DeviceSet:
         return lambda value: backend.to_device(index, backend.to_host(src_index, value))
 
     async def aclose(self) -> None:
+        if self._trimmer is not None:
+            self._trimmer.cancel()
         for ref in [*self.gpu_workers, self.cpu_worker]:
             if ref.is_alive:
                 await ref.stop()

@@ -123,12 +123,27 @@ def _parse(raw: Any) -> tuple[dict[str, int], int | None, int]:
 
 
 class _Books:
-    """The ledger's contents while its lock is held."""
+    """The ledger's contents while its lock is held; ``refused``: (when, holder) of the last
+    refusal, which tells the other processes to hand back free memory."""
 
-    __slots__ = ("capacity", "holders")
+    __slots__ = ("capacity", "holders", "refused")
 
-    def __init__(self, holders: dict[str, int], capacity: int | None) -> None:
-        self.holders, self.capacity = holders, capacity
+    def __init__(
+        self, holders: dict[str, int], capacity: int | None, refused: tuple[float, str] | None = None
+    ) -> None:
+        self.holders, self.capacity, self.refused = holders, capacity, refused
+
+
+def _refusal(raw: dict[str, Any]) -> tuple[float, str] | None:
+    value = raw.get("refused")
+    if not isinstance(value, dict):
+        return None
+    when, holder = value.get("t"), value.get("holder")
+    if not isinstance(when, (int, float)) or isinstance(when, bool) or not isinstance(holder, str):
+        return None
+    if not _KEY.match(holder):
+        return None
+    return float(when), holder
 
 
 class SimGpuLedger:
@@ -219,7 +234,8 @@ class SimGpuLedger:
             _, data = read_regular_file(
                 self.path, MAX_LEDGER_BYTES, what="simulated GPU ledger", follow_links=False
             )
-            holders, capacity, dropped = _parse(json.loads(data))
+            raw = json.loads(data)
+            holders, capacity, dropped = _parse(raw)
         except FileNotFoundError:
             return _Books({}, None)
         except (OSError, ValueError, RecursionError) as exc:
@@ -230,10 +246,12 @@ class SimGpuLedger:
             return _Books({}, None)
         if dropped:
             self._warn("simulated GPU ledger %s: dropped %d malformed holder entries", self.path, dropped)
-        return _Books(holders, capacity)
+        return _Books(holders, capacity, _refusal(raw))
 
     def _write(self, books: _Books) -> None:
-        data = {"bus_id": self.bus_id, "capacity": books.capacity, "holders": books.holders}
+        data: dict[str, Any] = {"bus_id": self.bus_id, "capacity": books.capacity, "holders": books.holders}
+        if books.refused is not None:
+            data["refused"] = {"t": books.refused[0], "holder": books.refused[1]}
         try:
             write_file_atomic(self.path, json.dumps(data))
         except OSError as exc:
@@ -274,6 +292,9 @@ class SimGpuLedger:
             capacity = self._effective_capacity(books)
             used = sum(holders.values())
             if used + nbytes > capacity:
+                # Recorded so that the processes sharing the device hand back their free memory.
+                books.refused = (time.time(), holder)
+                self._write(books)
                 return used, capacity
             holders[holder] = holders.get(holder, 0) + nbytes
             books.capacity = capacity
@@ -295,6 +316,11 @@ class SimGpuLedger:
             if books.holders.pop(holder, None) is not None:
                 self._write(books)
 
+    def last_refusal(self) -> tuple[float, str] | None:
+        """(when, holder) of the last request the ledger refused, if any."""
+        with self._locked() as books:
+            return books.refused
+
     def used_bytes(self) -> int:
         """Bytes of the device in use by every process (what NVML would report)."""
         with self._locked() as books:
@@ -311,17 +337,28 @@ class SharedAddressSpace(VirtualAddressSpace):
         self.holder = ledger.new_holder()
         self._finalizer = weakref.finalize(self, _drop_quietly, ledger, self.holder)
 
+    def _full(self, nbytes: int, in_use: int, capacity: int) -> MemoryError:
+        return MemoryError(
+            f"{self.name}: simulated GPU {self.ledger.bus_id} is full: {in_use} of {capacity} "
+            f"bytes are in use by the processes sharing it ({self.ledger.path}); {nbytes} more do not fit"
+        )
+
     def _alloc(self, nbytes: int) -> Region:
         region = super()._alloc(nbytes)
         refused = self.ledger.reserve(self.holder, region.size)
         if refused is not None:
             self._release_range(region.base, region.end)
-            in_use, capacity = refused
-            raise MemoryError(
-                f"{self.name}: simulated GPU {self.ledger.bus_id} is full: {in_use} of {capacity} "
-                f"bytes are in use by the processes sharing it ({self.ledger.path}); {nbytes} more do not fit"
-            )
+            raise self._full(nbytes, *refused)
         return region
+
+    def _extend(self, region: Region, nbytes: int) -> bool:
+        if not super()._extend(region, nbytes):
+            return False
+        refused = self.ledger.reserve(self.holder, nbytes)
+        if refused is not None:
+            self._release_range(region.end, region.end + nbytes)
+            raise self._full(nbytes, *refused)
+        return True
 
     def _free(self, region: Region) -> None:
         super()._free(region)
@@ -330,6 +367,12 @@ class SharedAddressSpace(VirtualAddressSpace):
     def _trim(self, region: Region, new_size: int) -> None:
         super()._trim(region, new_size)
         self.ledger.release(self.holder, region.size - new_size)
+
+    def refused_others_since(self, when: float) -> float | None:
+        refused = self.ledger.last_refusal()
+        if refused is None or refused[0] <= when or refused[1].split(":", 1)[0] == str(os.getpid()):
+            return None
+        return refused[0]
 
     def close(self) -> None:
         """Give the device back (the process's allocator is going away)."""

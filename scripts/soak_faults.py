@@ -15,6 +15,7 @@ from typing import Any
 
 from soak_config import config_rewrite, reopen
 from soak_job import Surprise, World, describe
+from soak_ledger import hostile_ledger
 
 import antcolony as ac
 
@@ -125,4 +126,5 @@ FAULTS: dict[str, Callable[[World], Awaitable[str]]] = {
     "close": close,
     "config": config_rewrite,
     "timeout": timeout,
+    "ledger": hostile_ledger,
 }

@@ -104,10 +104,57 @@ class SubAllocator:
         self.bytes_allocated -= region.size - new_size
         region.size = new_size
 
+    #: True when :meth:`split` can cut a live region in two (virtual memory can; the halves of
+    #: a ``cudaMalloc`` region cannot be freed apart).
+    can_split = False
+
+    def split(self, region: Region, size: int) -> Region:
+        """Cut a live region in two: ``region`` keeps its first ``size`` bytes (a positive
+        multiple of ``ALIGNMENT`` below its size) and the rest is returned as a live region of
+        its own, so either can be freed or trimmed alone. No memory changes hands."""
+        if self._live.get(region.base) is not region:
+            raise ValueError(f"{self.name}: {region!r} is not a live region of this sub-allocator")
+        if not self.can_split:
+            raise NotImplementedError(f"{self.name}: regions cannot be split")
+        if not 0 < size < region.size or size % ALIGNMENT:
+            raise ValueError(f"{self.name}: cannot split {region!r} at {size} bytes")
+        upper = Region(region.base + size, region.size - size, None, self)
+        region.size = size
+        self._live[upper.base] = upper
+        return upper
+
+    #: True when :meth:`extend` can grow a live region in place (a virtual address space can
+    #: when the addresses after the region are free; ``cudaMalloc`` regions cannot).
+    can_extend = False
+
+    def extend(self, region: Region, nbytes: int) -> bool:
+        """Grow a live region in place by ``nbytes`` (a positive multiple of ``ALIGNMENT``): True
+        when done; False when the addresses after it are not free; ``MemoryError`` when the
+        device refuses the memory."""
+        if self._live.get(region.base) is not region:
+            raise ValueError(f"{self.name}: {region!r} is not a live region of this sub-allocator")
+        if nbytes <= 0 or nbytes % ALIGNMENT:
+            raise ValueError(f"{self.name}: cannot extend {region!r} by {nbytes} bytes")
+        if not self.can_extend or not self._extend(region, nbytes):
+            return False
+        region.size += nbytes
+        self.bytes_allocated += nbytes
+        return True
+
+    def refused_others_since(self, when: float) -> float | None:
+        """When (``time.time()``) another process sharing this device was last refused memory, if
+        after ``when``: the cue to hand back free memory. None where no such signal exists."""
+        return None
+
     def _alloc(self, nbytes: int) -> Region:
         raise NotImplementedError
 
     def _free(self, region: Region) -> None:
+        raise NotImplementedError
+
+    def _extend(self, region: Region, nbytes: int) -> bool:
+        """Hook of sub-allocators with ``can_extend``: take ``[region.end, region.end + nbytes)``
+        if free (size not yet changed)."""
         raise NotImplementedError
 
     def _trim(self, region: Region, new_size: int) -> None:
@@ -119,7 +166,8 @@ class VirtualAddressSpace(SubAllocator):
     """A simulated device's memory: ``capacity`` bytes of addresses starting at ``base``.
 
     Nothing is allocated for real; a region is only a reserved range of offsets. Ranges are taken
-    first-fit, lowest address first, and freed ranges merge with their neighbours.
+    first-fit, lowest address first, and freed ranges merge with their neighbours. A region grows
+    in place into the free range right after it (:meth:`extend`), so a growing pool stays one range.
     """
 
     def __init__(self, capacity: int, base: int = 0, name: str = "") -> None:
@@ -150,9 +198,21 @@ class VirtualAddressSpace(SubAllocator):
         )
 
     can_trim = True
+    can_extend = True
+    can_split = True
 
     def _trim(self, region: Region, new_size: int) -> None:
         self._release_range(region.base + new_size, region.end)
+
+    def _extend(self, region: Region, nbytes: int) -> bool:
+        i = bisect.bisect_left(self._starts, region.end)
+        if i == len(self._starts) or self._starts[i] != region.end or self._ends[i] - region.end < nbytes:
+            return False
+        if self._ends[i] - region.end == nbytes:
+            del self._starts[i], self._ends[i]
+        else:
+            self._starts[i] += nbytes
+        return True
 
     def _free(self, region: Region) -> None:
         self._release_range(region.base, region.end)

@@ -28,8 +28,17 @@ from antcolony.devices.allocator import (
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
-def growing(limit: int = 1 * GiB) -> BFCAllocator:
-    return BFCAllocator(VirtualAddressSpace(4 * GiB), limit, allow_growth=True, name="GPU_0_bfc")
+class _SeparateRegions(VirtualAddressSpace):
+    """Regions that cannot grow in place or be split (as cudaMalloc's): each growth is a region
+    of its own, freed whole."""
+
+    can_extend = False
+    can_split = False
+
+
+def growing(limit: int = 1 * GiB, extend: bool = True) -> BFCAllocator:
+    space = VirtualAddressSpace(4 * GiB) if extend else _SeparateRegions(4 * GiB)
+    return BFCAllocator(space, limit, allow_growth=True, name="GPU_0_bfc")
 
 
 def test_growing_the_limit_just_sets_it() -> None:
@@ -58,7 +67,7 @@ def test_shrinking_but_staying_above_the_pool_only_sets_the_limit() -> None:
 
 
 def test_shrinking_below_the_pool_releases_empty_regions_lowest_address_first() -> None:
-    a = growing()
+    a = growing(extend=False)
     live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8)]  # regions of 2, 4, 8 MiB
     for c in live:
         a.free(c)
@@ -70,7 +79,7 @@ def test_shrinking_below_the_pool_releases_empty_regions_lowest_address_first() 
 def test_a_live_chunk_keeps_its_region_so_the_limit_stops_at_the_remaining_pool_and_a_retry_finishes() -> (
     None
 ):
-    a = growing()
+    a = growing(extend=False)
     live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8)]
     keep = live[-1]  # lives in the 8 MiB region
     for c in live[:-1]:
@@ -100,7 +109,7 @@ def test_after_a_shrink_later_allocations_beyond_the_new_limit_land_on_the_host(
 
 
 def test_regions_restart_small_after_a_shrink_so_they_can_fill_the_freed_room() -> None:
-    a = growing()
+    a = growing(extend=False)
     keep, big = a.allocate(2 * MiB), a.allocate(100 * MiB)  # regions of 2 and 128 MiB
     a.free(big)
     assert AdjustableAllocator(a).adjust_limit(10 * MiB) == 10 * MiB
@@ -110,9 +119,40 @@ def test_regions_restart_small_after_a_shrink_so_they_can_fill_the_freed_room() 
 
 
 class _FixedRegions(VirtualAddressSpace):
-    """Regions that cannot be trimmed, as cudaMalloc's."""
+    """Regions that cannot be trimmed, grown or split, as cudaMalloc's."""
 
     can_trim = False
+    can_extend = False
+    can_split = False
+
+
+def test_a_pool_grown_in_place_is_one_region_whose_free_tail_a_shrink_gives_back() -> None:
+    a = growing()
+    live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8)]  # growths of 2, 4 and 8 MiB
+    assert [r.size for r in a.sub_allocator.regions] == [14 * MiB]
+    for c in live[1:]:
+        a.free(c)
+    adj = AdjustableAllocator(a)
+    assert adj.adjust_limit(2 * MiB) == 2 * MiB and adj.reached  # the tail beyond the live first MiB
+    assert a.stats().pool_bytes == 2 * MiB and [r.size for r in a.sub_allocator.regions] == [2 * MiB]
+    a.check_invariants()
+    a.free(live[0])
+    assert adj.adjust_limit(0) == 0 and a.stats().pool_bytes == 0
+
+
+def test_free_space_before_a_live_chunk_is_cut_out_of_a_pool_grown_in_place_and_given_back() -> None:
+    a = growing()
+    live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8)]
+    for c in live[:-1]:
+        a.free(c)
+    adj = AdjustableAllocator(a)
+    assert adj.adjust_limit(2 * MiB) == 2 * MiB and adj.reached
+    assert [r.size for r in a.sub_allocator.regions] == [1 * MiB]  # only the live chunk's range
+    assert a.sub_allocator.regions[0].base == live[-1].address
+    a.check_invariants()
+    a.allocate(1 * MiB)  # the limit has room for one MiB more, grown onto the live range
+    assert a.stats().pool_bytes == 2 * MiB and a.stats().num_regions == 1
+    a.check_invariants()
 
 
 def test_a_non_growing_allocator_without_trimming_gives_back_its_single_region_only_when_empty() -> None:

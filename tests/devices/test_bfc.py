@@ -30,12 +30,23 @@ from antcolony.errors import OpError, ResourceExhaustedError
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
+class SeparateRegions(VirtualAddressSpace):
+    """Regions that cannot grow in place or be split (as cudaMalloc's): each growth is a region
+    of its own, freed whole."""
+
+    can_extend = False
+    can_split = False
+
+
 def bfc(
-    limit: int = 64 * MiB, allow_growth: bool = False, capacity: int | None = None, **kw: object
+    limit: int = 64 * MiB,
+    allow_growth: bool = False,
+    capacity: int | None = None,
+    extend: bool = True,
+    **kw: object,
 ) -> BFCAllocator:
-    return BFCAllocator(
-        VirtualAddressSpace(capacity or limit), limit, allow_growth=allow_growth, name="gpu0_bfc", **kw
-    )
+    space = (VirtualAddressSpace if extend else SeparateRegions)(capacity or limit)
+    return BFCAllocator(space, limit, allow_growth=allow_growth, name="gpu0_bfc", **kw)
 
 
 def assert_consistent(a: BFCAllocator, live: list[Allocation]) -> None:
@@ -60,9 +71,15 @@ sizes = st.one_of(st.integers(0, 64 * KiB), st.integers(0, 64 * KiB), st.integer
 class BFCMachine(RuleBasedStateMachine):
     """Random allocate / free / reset_peak sequences against a simple model of what is live."""
 
-    @initialize(allow_growth=st.booleans(), limit=st.sampled_from([4 * MiB, 32 * MiB, 48 * MiB + 768]))
-    def setup(self, allow_growth: bool, limit: int) -> None:
-        self.a = bfc(limit, allow_growth, capacity=1 * GiB)  # the device never refuses: can_fit is exact
+    @initialize(
+        allow_growth=st.booleans(),
+        limit=st.sampled_from([4 * MiB, 32 * MiB, 48 * MiB + 768]),
+        extend=st.booleans(),
+    )
+    def setup(self, allow_growth: bool, limit: int, extend: bool) -> None:
+        # the device never refuses: can_fit is exact
+        self.a = bfc(limit, allow_growth, capacity=1 * GiB, extend=extend)
+        self.extend, self.split = extend, False
         self.live: list[Allocation] = []
         self.allocs = self.peak = self.window_peak = 0
 
@@ -83,6 +100,16 @@ class BFCMachine(RuleBasedStateMachine):
     def free(self, index: int, lifo: bool) -> None:
         self.a.free(self.live.pop(-1 if lifo else index % len(self.live)))
 
+    @rule(pool=st.sampled_from([0, 1 * MiB, 8 * MiB]))
+    def release(self, pool: int) -> None:
+        left = self.a.release_free_regions(pool)
+        s = self.a.stats()
+        # the target is reached unless live chunks hold more: then only live chunks are left
+        # (regions that cannot be split: only regions holding a live chunk)
+        assert left == s.pool_bytes
+        assert left <= pool or (left == s.bytes_in_use if self.extend else left == s.stable_bytes)
+        self.split = self.split or s.num_regions > 1
+
     @rule()
     def reset_peak(self) -> None:
         self.a.reset_peak()
@@ -92,6 +119,8 @@ class BFCMachine(RuleBasedStateMachine):
     def consistent(self) -> None:
         assert_consistent(self.a, self.live)
         s = self.a.stats()
+        if self.extend and not self.split:  # growth in place: the pool stays one range
+            assert s.num_regions <= 1
         assert (s.num_allocs, s.peak_bytes_in_use, s.window_peak_bytes_in_use) == (
             self.allocs,
             self.peak,
@@ -202,7 +231,7 @@ def test_without_allow_growth_the_first_allocation_takes_one_region_of_the_whole
 
 
 def test_with_allow_growth_regions_start_at_2_MiB_and_double_at_each_extension() -> None:
-    a = bfc(1 * GiB, allow_growth=True)
+    a = bfc(1 * GiB, allow_growth=True, extend=False)
     live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8 + 16 + 32 + 64)]
     assert [r.size for r in a.sub_allocator.regions] == [
         2 * MiB,
@@ -222,7 +251,7 @@ def test_a_large_request_grows_the_region_size_until_it_fits() -> None:
 
 
 def test_region_growth_stops_at_the_limit() -> None:
-    a = bfc(10 * MiB, allow_growth=True)
+    a = bfc(10 * MiB, allow_growth=True, extend=False)
     live = [a.allocate(1 * MiB) for _ in range(10)]
     s = a.stats()
     assert s.pool_bytes == 10 * MiB and [r.size for r in a.sub_allocator.regions] == [
@@ -294,7 +323,7 @@ def test_stats_track_lifetime_peak_window_peak_largest_alloc_and_num_allocs() ->
 
 
 def test_stable_bytes_count_only_regions_holding_a_live_chunk() -> None:
-    a = bfc(1 * GiB, allow_growth=True)
+    a = bfc(1 * GiB, allow_growth=True, extend=False)
     x, y = a.allocate(1 * MiB + 512), a.allocate(1 * MiB + 512)  # regions of 2 and 4 MiB
     assert (a.stats().pool_bytes, a.stats().stable_bytes) == (6 * MiB, 6 * MiB)
     a.free(x)
@@ -338,7 +367,7 @@ def test_empty_regions_are_released_when_a_large_request_needs_their_room() -> N
 
 
 def test_without_garbage_collection_empty_regions_strand_the_limit() -> None:
-    a = bfc(8 * MiB, allow_growth=True, garbage_collection=False)
+    a = bfc(8 * MiB, allow_growth=True, garbage_collection=False, extend=False)
     for c in [a.allocate(1 * MiB + 512) for _ in range(2)]:
         a.free(c)
     assert a.can_fit(7 * MiB) == "FRAGMENT" and a.try_allocate(7 * MiB) is None
@@ -376,3 +405,55 @@ def test_virtual_address_space_hands_out_disjoint_ranges_and_merges_freed_ones()
         vas.free(r[1])
     with pytest.raises(ValueError, match="multiple of 256"):
         vas.alloc(100)
+
+
+def test_with_growth_in_place_the_pool_is_one_region_of_the_same_growth_steps() -> None:
+    a = bfc(1 * GiB, allow_growth=True)
+    live = [a.allocate(1 * MiB) for _ in range(2 + 4 + 8 + 16 + 32 + 64)]
+    assert [r.size for r in a.sub_allocator.regions] == [126 * MiB] and a.stats().pool_bytes == 126 * MiB
+    assert_consistent(a, live)
+    b = bfc(10 * MiB, allow_growth=True)
+    live = [b.allocate(1 * MiB) for _ in range(10)]
+    assert [r.size for r in b.sub_allocator.regions] == [10 * MiB]
+    assert b.try_allocate(1) is None and b.can_fit(1) == "OOM"
+
+
+def _two_variables_through_copies(a: BFCAllocator) -> list[Allocation]:
+    """Two 80 MiB variables, each initialised through an 80 MiB copy freed after the assign."""
+    held = []
+    for _ in range(2):
+        copy = a.allocate(80 * MiB)
+        held.append(a.allocate(80 * MiB))
+        a.free(copy)
+    return held
+
+
+def test_two_80_MiB_variables_fed_through_80_MiB_copies_fit_a_256_MiB_pool_grown_in_place() -> None:
+    a = bfc(256 * MiB, allow_growth=True)
+    held = _two_variables_through_copies(a)
+    assert_consistent(a, held)
+    assert a.stats().num_regions == 1
+    # separate 128 MiB growth regions cannot hold an 80 MiB block beside another (cudaMalloc's case)
+    b = bfc(256 * MiB, allow_growth=True, extend=False)
+    with pytest.raises(ResourceExhaustedError, match="no free block is large enough"):
+        _two_variables_through_copies(b)
+
+
+def test_without_garbage_collection_a_free_tail_still_grows_in_place() -> None:
+    a = bfc(8 * MiB, allow_growth=True, garbage_collection=False)
+    for c in [a.allocate(1 * MiB + 512) for _ in range(2)]:
+        a.free(c)
+    assert a.can_fit(7 * MiB) == "ok"
+    assert_consistent(a, [a.allocate(7 * MiB)])
+
+
+def test_a_region_whose_following_addresses_are_taken_gets_a_separate_one() -> None:
+    space = VirtualAddressSpace(64 * MiB)
+    a = BFCAllocator(space, 64 * MiB, allow_growth=True, name="gpu0_bfc")
+    first = a.allocate(1 * MiB)  # a 2 MiB region at 0
+    blocker = space.alloc(2 * MiB)  # someone else's range right after it
+    second = a.allocate(3 * MiB)
+    assert [r.size for r in space.regions] == [2 * MiB, 2 * MiB, 4 * MiB]
+    assert second.region is not first.region
+    assert_consistent(a, [first, second])
+    space.free(blocker)

@@ -100,21 +100,28 @@ def test_a_second_process_falls_back_to_host_memory_and_both_status_files_show_t
             # the device is full across both processes: the second job's variable went to host memory
             assert fb["host_bytes_in_use"] >= 24 * MiB and fb["num_host_fallbacks"] >= 1, fb
             assert fa["pool_bytes"] + fb["pool_bytes"] <= 64 * MiB
-            total = fa["pool_bytes"] + fb["pool_bytes"]
 
             def both_show_total():
+                # the device total as both see it: both pools (the first job's after it handed its
+                # free memory back, told by the ledger that the second job was refused)
                 sa, sb = a.gpu_status(), b.gpu_status()
                 return (
-                    sa and sb and sa["deviceMemUsedNvidia"] == sb["deviceMemUsedNvidia"] == total and (sa, sb)
+                    sa
+                    and sb
+                    and sa["deviceMemPoolSize"] < fa["pool_bytes"]
+                    and sa["deviceMemUsedNvidia"]
+                    == sb["deviceMemUsedNvidia"]
+                    == sa["deviceMemPoolSize"] + sb["deviceMemPoolSize"]
+                    and (sa, sb)
                 )
 
             sa, sb = _until(both_show_total)
             assert sb["hostMemUsedMax"] >= 24 * MiB and sa["hostMemUsedMax"] == 0
-            assert sa["deviceMemPoolSize"] == fa["pool_bytes"]
+            assert 12 * MiB <= sa["deviceMemPoolSize"] < fa["pool_bytes"]
         finally:
             assert b.finish() == 0
         # the second job's exit gave its device memory back: the first job's status shows it alone
-        _until(lambda: (a.gpu_status() or {}).get("deviceMemUsedNvidia") == fa["pool_bytes"])
+        _until(lambda: (st := a.gpu_status() or {}).get("deviceMemUsedNvidia") == st.get("deviceMemPoolSize"))
     finally:
         assert a.finish() == 0
 
@@ -165,3 +172,43 @@ def test_an_unusable_runtime_directory_leaves_the_gpu_to_the_process_with_a_warn
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split("in use ")[1]) >= 4096  # the variable is on the (process-local) device
     assert "cannot use the machine-wide memory ledger" in out.stderr and "ANTCOLONY_RUNTIME_DIR" in out.stderr
+
+
+def test_a_process_that_closed_its_sessions_hands_its_pool_back_to_the_device(tmp_path):
+    code = (
+        "import asyncio, json, sys, antcolony as ac\n"
+        "async def main():\n"
+        "    g = ac.Graph()\n"
+        "    with g.as_default(), ac.device('/gpu:0'):\n"
+        "        v = ac.Variable(ac.ones([24 << 18]))\n"
+        "    config = ac.SessionConfig(gpu_backend='sim', sim_gpu_count=1, sim_gpu_memory=64 << 20, vmem=False)\n"
+        "    async with ac.Session(g, config=config) as s:\n"
+        "        await s.run(v.initializer)\n"
+        "    print('closed', flush=True)\n"
+        "    await asyncio.to_thread(sys.stdin.readline)\n"  # the runtime (and its pool) lives on
+        "ac.run(main())\n"
+    )
+    a = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert a.stdout is not None and a.stdout.readline().strip() == "closed"
+        ledger = Path(os.environ["ANTCOLONY_RUNTIME_DIR"]) / "simgpu-0000_01_00.0.json"
+
+        def held() -> int:
+            try:
+                return sum(json.loads(ledger.read_text())["holders"].values())
+            except (OSError, ValueError):
+                return -1
+
+        # the 24 MiB variable and its 24 MiB initial value grew a pool of 64 MiB; closed, it goes back
+        _until(lambda: held() == 0, timeout=60)
+        b = Job(tmp_path, "b", mib=24, vmem=False)  # needs 48 MiB of the 64
+        try:
+            fb = b.wait_ready()
+            assert "error" not in fb and fb["host_bytes_in_use"] == 0, fb
+        finally:
+            assert b.finish() == 0
+    finally:
+        a.kill()
+        a.wait(timeout=30)
