@@ -248,8 +248,9 @@ def _dynamic_loop(
         lambda t, *_: less(t, bound),
         step,
         (time, output_tas, state),
+        # No maximum_iterations (TF passes time_steps): ``bound`` never exceeds it, and the
+        # limit would add a counter loop variable and two ops to every iteration.
         parallel_iterations=parallel_iterations,
-        maximum_iterations=time_steps,
     )
     outputs = [ta.stack() for ta in final_tas]
     static_batch = batch_size if isinstance(batch_size, int) else None

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  # noqa: F401
     basic,
     control_flow,
     einsum,
+    lstm,
     masking,
     math,
     nn,
