@@ -24,13 +24,14 @@ from .core import Tensor, get_default_graph
 from .initializers import Constant, Zeros
 from .op_builder import convert_to_tensor
 from .ops.array import concat, zeros
+from .ops.array import shape as shape_of
 from .ops.array_composite import slice, split
 from .ops.clip import clip_by_value
 from .ops.lstm_ops import lstm_gates
 from .ops.math import matmul
 from .ops.nn import bias_add, sigmoid, tanh
 from .tensor_shape import TensorShape
-from .variable_scope import VariableScope, variable_scope
+from .variable_scope import VariableScope, get_variable, variable_scope
 
 __all__ = [
     "BasicLSTMCell",
@@ -139,15 +140,11 @@ class RNNCell:
         return self.zero_state(batch_size, dtype)
 
     def _variable(self, name: str, shape: list[int], dtype: Any, initializer: Any = None) -> Any:
-        from .variable_scope import get_variable
-
         return get_variable(name, shape, dtype=dtype, initializer=initializer)
 
 
 def _batch_of(x: Tensor) -> Tensor:
-    from .ops.array import shape
-
-    return shape(x)[0]
+    return shape_of(x)[0]
 
 
 class BasicRNNCell(RNNCell):
