@@ -19,8 +19,9 @@ from . import dtypes
 from .control_flow import nest, while_loop
 from .core import Tensor, get_default_graph
 from .op_builder import convert_to_tensor
-from .ops.array import concat, expand_dims, transpose, where
+from .ops.array import concat, expand_dims, stack, transpose, where
 from .ops.array import shape as shape_of
+from .ops.array_composite import unstack
 from .ops.constant import constant
 from .ops.math import cast, greater_equal, less, maximum, minimum
 from .ops.reduction import reduce_max
@@ -111,9 +112,6 @@ def _reverse_steps(steps: Sequence[Any], lengths: Tensor | None) -> list[Any]:
     if lengths is None:
         return list(reversed(steps))
     flat = [nest.flatten(s) for s in steps]
-    from .ops.array import stack
-    from .ops.array_composite import unstack
-
     reversed_parts = []
     for k in range(len(flat[0])):
         seq = stack([f[k] for f in flat])  # [time, batch, depth]
@@ -248,8 +246,9 @@ def _dynamic_loop(
         lambda t, *_: less(t, bound),
         step,
         (time, output_tas, state),
+        # No maximum_iterations (TF passes time_steps): ``bound`` never exceeds it, and the
+        # limit would add a counter loop variable and two ops to every iteration.
         parallel_iterations=parallel_iterations,
-        maximum_iterations=time_steps,
     )
     outputs = [ta.stack() for ta in final_tas]
     static_batch = batch_size if isinstance(batch_size, int) else None

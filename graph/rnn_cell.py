@@ -24,12 +24,14 @@ from .core import Tensor, get_default_graph
 from .initializers import Constant, Zeros
 from .op_builder import convert_to_tensor
 from .ops.array import concat, zeros
+from .ops.array import shape as shape_of
 from .ops.array_composite import slice, split
 from .ops.clip import clip_by_value
+from .ops.lstm_ops import lstm_gates
 from .ops.math import matmul
 from .ops.nn import bias_add, sigmoid, tanh
 from .tensor_shape import TensorShape
-from .variable_scope import VariableScope, variable_scope
+from .variable_scope import VariableScope, get_variable, variable_scope
 
 __all__ = [
     "BasicLSTMCell",
@@ -138,15 +140,11 @@ class RNNCell:
         return self.zero_state(batch_size, dtype)
 
     def _variable(self, name: str, shape: list[int], dtype: Any, initializer: Any = None) -> Any:
-        from .variable_scope import get_variable
-
         return get_variable(name, shape, dtype=dtype, initializer=initializer)
 
 
 def _batch_of(x: Tensor) -> Tensor:
-    from .ops.array import shape
-
-    return shape(x)[0]
+    return shape_of(x)[0]
 
 
 class BasicRNNCell(RNNCell):
@@ -265,10 +263,13 @@ class BasicLSTMCell(RNNCell):
     def call(self, inputs: Tensor, state: Any) -> tuple[Any, Any]:
         c, h = state if self._state_is_tuple else split(state, 2, axis=1)
         gates = bias_add(matmul(concat([inputs, h], 1), self._kernel), self._bias)
-        i, j, f, o = split(gates, 4, axis=1)
-        act = self._activation
-        new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * act(j)
-        new_h = act(new_c) * sigmoid(o)
+        if self._activation is tanh:
+            new_c, new_h = lstm_gates(gates, c, self._forget_bias)
+        else:
+            i, j, f, o = split(gates, 4, axis=1)
+            act = self._activation
+            new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * act(j)
+            new_h = act(new_c) * sigmoid(o)
         new_state = LSTMStateTuple(new_c, new_h) if self._state_is_tuple else concat([new_c, new_h], 1)
         return new_h, new_state
 
@@ -338,6 +339,9 @@ class LSTMCell(RNNCell):
             c_prev = slice(state, [0, 0], [-1, n])
             m_prev = slice(state, [0, n], [-1, m_size])
         gates = bias_add(matmul(concat([inputs, m_prev], 1), self._kernel), self._bias)
+        if self._activation is tanh and not self._use_peepholes and self._cell_clip is None:
+            c, m = lstm_gates(gates, c_prev, self._forget_bias)
+            return self._project(c, m)
         i, j, f, o = split(gates, 4, axis=1)
         act = self._activation
         if self._use_peepholes:
@@ -349,6 +353,9 @@ class LSTMCell(RNNCell):
         if self._cell_clip is not None:
             c = clip_by_value(c, -self._cell_clip, self._cell_clip)
         m = sigmoid(o + self._w_o_diag * c) * act(c) if self._use_peepholes else sigmoid(o) * act(c)
+        return self._project(c, m)
+
+    def _project(self, c: Tensor, m: Tensor) -> tuple[Any, Any]:
         if self._num_proj is not None:
             m = matmul(m, self._proj_kernel)
             if self._proj_clip is not None:

@@ -66,6 +66,8 @@ def _cells(tf: Any) -> dict[str, Any]:
         "gru": lambda: rc.GRUCell(N),
         "basic_lstm": lambda: rc.BasicLSTMCell(N, forget_bias=0.5),
         "basic_lstm_concat_state": lambda: rc.BasicLSTMCell(N, state_is_tuple=False),
+        "basic_lstm_relu": lambda: rc.BasicLSTMCell(N, activation=tf.nn.relu),
+        "lstm_cell_clip": lambda: rc.LSTMCell(N, cell_clip=0.4, forget_bias=0.3),
         "lstm": lambda: rc.LSTMCell(N),
         "lstm_peepholes_clip_proj": lambda: rc.LSTMCell(
             N, use_peepholes=True, cell_clip=0.3, num_proj=4, proj_clip=0.2, initializer=_weights(tf)

@@ -481,6 +481,17 @@ def _sequence_cases() -> list[Case]:
     ]
 
 
+def _lstm_gates_case() -> Case:
+    from antcolony.graph.ops.lstm_ops import lstm_gates
+
+    return Case(
+        "LSTMGates (fused basic LSTM step), both outputs",
+        ("LSTMGates",),
+        lambda gates, c: list(lstm_gates(gates, c, 0.7)),
+        (normal(3, 8), normal(3, 2)),
+    )
+
+
 def _write_read_stack(x: Any, y: Any) -> list[Any]:
     ta = _tensor_array(2, clear_after_read=False).write(0, x).write(1, y)
     return [ta.stack(), ta.read(1) * ta.read(0), ta.read(1)]
@@ -579,6 +590,7 @@ CASES: list[Case] = (
     + _unknown_shape_cases()
     + _sequence_cases()
     + _segment_cases()
+    + [_lstm_gates_case()]
 )
 
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
