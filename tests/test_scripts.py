@@ -132,3 +132,21 @@ def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict
 def test_the_hot_path_workload_runs_both_figures():
     assert "us per node" in _run("bench_hot_path.py", "chain", "2")
     assert "us per session.run" in _run("bench_hot_path.py", "fixed", "20")
+
+
+def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates():
+    out = _run(
+        "bench_data_pipeline.py",
+        "--steps",
+        "4",
+        "--input-ms",
+        "5",
+        "--step-ms",
+        "5",
+        "--records",
+        "300",
+        "--floats",
+        "16",
+    )
+    assert "speedup" in out and "prefetch(2)" in out
+    assert "tf_record_iterator      antcolony" in out and "parse + batch(128)      antcolony" in out
