@@ -16,7 +16,7 @@ from .. import dtypes
 from .dataset import Dataset
 from .structure import ComponentSpec
 
-__all__ = ["TFRecordDataset", "TextLineDataset"]
+__all__ = ["ListFilesDataset", "TFRecordDataset", "TextLineDataset"]
 
 COMPRESSIONS = ("", "GZIP")
 
@@ -51,6 +51,23 @@ def compression_type_of(value: Any) -> str:
     if name not in COMPRESSIONS:
         raise GraphError(f"compression_type {value!r} is not supported; use None, '' or 'GZIP'")
     return name
+
+
+class ListFilesDataset(Dataset):
+    """``list_files``: the files matching the glob pattern(s) when the iterator starts, as
+    strings; shuffled unless ``shuffle=False`` (TF's default), with ``seed`` when given."""
+
+    kind = "list_files"
+
+    def __init__(self, file_pattern: Any, shuffle: bool | None, seed: int | None) -> None:
+        super().__init__([], ComponentSpec(dtypes.string, ()))
+        if isinstance(file_pattern, (str, bytes)):
+            file_pattern = [file_pattern]
+        self.patterns = self._param(
+            np.asarray(file_pattern, dtype=object) if isinstance(file_pattern, list) else file_pattern
+        )
+        self.shuffle_files = True if shuffle is None else bool(shuffle)
+        self.seed = seed
 
 
 class TextLineDataset(_FileDataset):

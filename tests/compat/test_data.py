@@ -262,3 +262,25 @@ async def test_async_sessions_pull_from_ac_data_iterators():
         np.testing.assert_array_equal(await sess.run(nxt), [3.0])
         with pytest.raises(ac.errors.OutOfRangeError):
             await sess.run(nxt)
+
+
+def test_list_files_and_interleave_read_several_files_round_robin(tmp_path):
+    for name, rows in (("a", 3), ("b", 2), ("c", 1)):
+        (tmp_path / f"{name}.txt").write_bytes(b"".join(b"%s%d\n" % (name.encode(), i) for i in range(rows)))
+    with tf.Graph().as_default():
+        files = tf.data.Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False)
+        lines = files.interleave(tf.data.TextLineDataset, cycle_length=2, block_length=1)
+        n_files = files.make_one_shot_iterator().get_next()
+        n_lines = lines.make_one_shot_iterator().get_next()
+        flat = files.flat_map(tf.data.TextLineDataset).make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            assert [f.rsplit(b"/", 1)[1] for f in _drain(sess, n_files)] == [b"a.txt", b"b.txt", b"c.txt"]
+            assert _drain(sess, n_lines) == [b"a0", b"b0", b"a1", b"b1", b"a2", b"c0"]
+            assert _drain(sess, flat) == [b"a0", b"a1", b"a2", b"b0", b"b1", b"c0"]
+
+
+def test_a_sparse_tensor_returned_by_a_map_function_is_refused_with_the_fix():
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.from_tensors(np.array([b"x"], dtype=object))
+        with pytest.raises(ValueError, match=r"sparse\.to_dense"):
+            ds.map(lambda s: tf.parse_single_example(s[0], {"v": tf.VarLenFeature(tf.int64)})["v"])
