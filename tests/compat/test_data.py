@@ -284,3 +284,27 @@ def test_a_sparse_tensor_returned_by_a_map_function_is_refused_with_the_fix():
         ds = tf.data.Dataset.from_tensors(np.array([b"x"], dtype=object))
         with pytest.raises(ValueError, match=r"sparse\.to_dense"):
             ds.map(lambda s: tf.parse_single_example(s[0], {"v": tf.VarLenFeature(tf.int64)})["v"])
+
+
+async def test_a_waiting_input_pipeline_does_not_block_the_event_loop():
+    import asyncio
+
+    release = threading.Event()
+
+    def gen():
+        # Waits for a coroutine on the session's loop: if pulling ran on the loop, it never would.
+        if not release.wait(timeout=30):
+            raise RuntimeError("the loop was blocked")
+        yield np.float32(1.0)
+
+    g = ac.Graph()
+    with g.as_default():
+        nxt = ac.data.Dataset.from_generator(gen, ac.float32, []).make_one_shot_iterator().get_next()
+
+    async def let_go():
+        await asyncio.sleep(0.05)
+        release.set()
+
+    async with ac.Session(g) as sess:
+        value, _ = await asyncio.wait_for(asyncio.gather(sess.run(nxt), let_go()), timeout=20)
+    assert value == 1.0
