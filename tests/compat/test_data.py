@@ -308,3 +308,27 @@ async def test_a_waiting_input_pipeline_does_not_block_the_event_loop():
     async with ac.Session(g) as sess:
         value, _ = await asyncio.wait_for(asyncio.gather(sess.run(nxt), let_go()), timeout=20)
     assert value == 1.0
+
+
+def test_experimental_fused_transformations_and_generator_args():
+    def gen(n, scale):
+        for i in range(int(n)):
+            yield np.float32(i * scale)
+
+    with tf.Graph().as_default():
+        base = tf.data.Dataset.from_generator(gen, tf.float32, [], args=(6, 0.5))
+        batched = base.apply(tf.data.experimental.map_and_batch(lambda x: x * 2.0, 4, drop_remainder=True))
+        shuffled = base.apply(tf.data.experimental.shuffle_and_repeat(6, count=2, seed=5))
+        files = tf.data.Dataset.range(2).apply(
+            tf.data.experimental.parallel_interleave(lambda i: tf.data.Dataset.range(i * 10, i * 10 + 3), 2)
+        )
+        b = batched.make_one_shot_iterator().get_next()
+        s = shuffled.make_one_shot_iterator().get_next()
+        f = files.make_one_shot_iterator().get_next()
+        assert b.shape.as_list() == [4]
+        with tf.Session() as sess:
+            assert [list(v) for v in _drain(sess, b)] == [[0.0, 1.0, 2.0, 3.0]]
+            values = [float(v) for v in _drain(sess, s)]
+            assert [int(v) for v in _drain(sess, f)] == [0, 10, 1, 11, 2, 12]
+    assert sorted(values[:6]) == sorted(values[6:]) == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
+    assert values[:6] != values[6:]

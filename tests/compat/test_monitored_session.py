@@ -210,3 +210,15 @@ def test_singular_monitored_session_and_run_step_fn():
 
             assert sess.run_step_fn(step_fn) == 3.0
             assert sess.should_stop()
+
+
+def test_second_or_step_timer_triggers_every_n_steps():
+    timer = tf.train.SecondOrStepTimer(every_steps=3)
+    assert timer.should_trigger_for_step(0)
+    timer.update_last_triggered_step(0)
+    assert [s for s in range(1, 10) if timer.should_trigger_for_step(s)] == [3, 4, 5, 6, 7, 8, 9]
+    timer.update_last_triggered_step(3)
+    assert not timer.should_trigger_for_step(3) and not timer.should_trigger_for_step(5)
+    assert timer.should_trigger_for_step(6) and timer.last_triggered_step() == 3
+    with pytest.raises(ValueError):
+        tf.train.SecondOrStepTimer()
