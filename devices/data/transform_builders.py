@@ -308,9 +308,14 @@ def _prefetch(ds: Any, env: Env) -> Iterator[Element]:
         done.set()
 
 
-def _filenames(ds: Any, env: Env) -> list[str]:
-    names = np.asarray(env.value(ds.filenames), dtype=object).reshape(-1)
-    return [n.decode() if isinstance(n, bytes) else str(n) for n in names.tolist()]
+def _filenames(ds: Any, env: Env) -> Iterator[str]:
+    names: Iterator[Any]
+    if ds.inputs:  # a dataset of filenames
+        names = (np.asarray(e[0], dtype=object).item() for e in elements(ds.inputs[0], env))
+    else:
+        names = iter(np.asarray(env.value(ds.filenames), dtype=object).reshape(-1).tolist())
+    for n in names:
+        yield n.decode() if isinstance(n, bytes) else str(n)
 
 
 def _compression(ds: Any, env: Env) -> str:

@@ -24,16 +24,26 @@ COMPRESSIONS = ("", "GZIP")
 class _FileDataset(Dataset):
     def __init__(self, filenames: Any, compression_type: Any) -> None:
         super().__init__([], ComponentSpec(dtypes.string, ()))
+        self.filenames: Any = None
         if isinstance(filenames, Dataset):
-            raise GraphError(
-                f"{type(self).__name__}: a dataset of filenames is not supported; pass a filename, a list "
-                "of filenames or a string tensor (e.g. a placeholder)"
+            # A dataset of filenames (e.g. list_files): its input, read file by file.
+            spec = filenames.element_spec
+            if (
+                not isinstance(spec, ComponentSpec)
+                or spec.dtype != dtypes.string
+                or spec.shape not in ((), None)
+            ):
+                raise GraphError(
+                    f"{type(self).__name__}: a dataset of filenames must have scalar string elements, "
+                    f"not {filenames.output_types} {filenames.output_shapes}"
+                )
+            self._inputs = [filenames]
+        else:
+            if isinstance(filenames, (str, bytes)):
+                filenames = [filenames]
+            self.filenames = self._param(
+                np.asarray(filenames, dtype=object) if isinstance(filenames, list) else filenames
             )
-        if isinstance(filenames, (str, bytes)):
-            filenames = [filenames]
-        self.filenames = self._param(
-            np.asarray(filenames, dtype=object) if isinstance(filenames, list) else filenames
-        )
         if not isinstance(compression_type, (str, type(None))):
             compression_type = self._param(compression_type)
         self.compression_type = (

@@ -332,3 +332,17 @@ def test_experimental_fused_transformations_and_generator_args():
             assert [int(v) for v in _drain(sess, f)] == [0, 10, 1, 11, 2, 12]
     assert sorted(values[:6]) == sorted(values[6:]) == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
     assert values[:6] != values[6:]
+
+
+def test_tfrecord_dataset_reads_a_dataset_of_filenames(tmp_path):
+    for name in ("a", "b"):
+        with tf.io.TFRecordWriter(str(tmp_path / f"{name}.tfrecord")) as w:
+            for i in range(2):
+                w.write(b"%s%d" % (name.encode(), i))
+    with tf.Graph().as_default():
+        files = tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), shuffle=False)
+        nxt = tf.data.TFRecordDataset(files).make_one_shot_iterator().get_next()
+        with pytest.raises(ValueError, match="scalar string"):
+            tf.data.TFRecordDataset(tf.data.Dataset.range(3))
+        with tf.Session() as sess:
+            assert _drain(sess, nxt) == [b"a0", b"a1", b"b0", b"b1"]
