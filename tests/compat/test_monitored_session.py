@@ -222,3 +222,19 @@ def test_second_or_step_timer_triggers_every_n_steps():
     assert timer.should_trigger_for_step(6) and timer.last_triggered_step() == 3
     with pytest.raises(ValueError):
         tf.train.SecondOrStepTimer()
+
+
+def test_a_non_chief_saves_nothing_and_skips_chief_only_hooks(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        bump = tf.assign_add(step, 1)
+        chief_only = _Recorder(step, stop_after=100)
+        everyone = _Recorder(step, stop_after=2)
+        with tf.train.MonitoredTrainingSession(
+            is_chief=False, checkpoint_dir=ckpt, hooks=[everyone], chief_only_hooks=[chief_only]
+        ) as sess:
+            while not sess.should_stop():
+                sess.run(bump)
+    assert chief_only.calls == [] and everyone.calls[-1] == "end"
+    assert not os.path.exists(ckpt) or not os.listdir(ckpt)
