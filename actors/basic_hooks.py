@@ -1,5 +1,5 @@
-"""The built-in hooks of ``tf.train``: stop at a step, save checkpoints and summaries, log
-tensors, catch NaN losses, count steps per second, feed, run final ops.
+"""The built-in hooks of ``tf.train``: stop at a step, save checkpoints, log tensors, catch NaN
+losses, feed, run final ops (the summary hooks are in summary_hooks.py).
 
 They run in the MonitoredSession's thread (the caller's), with the blocking TF1 session; the
 global step is read through the extra fetches of ``before_run`` when possible, as TF's do.
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -36,14 +35,11 @@ __all__ = [
     "LoggingTensorHook",
     "NanLossDuringTrainingError",
     "NanTensorHook",
-    "StepCounterHook",
     "StopAtStepHook",
-    "SummarySaverHook",
-    "SummaryWriterCache",
 ]
 
 
-def _global_step_tensor(what: str) -> Any:
+def global_step_tensor(what: str) -> Any:
     step = get_global_step(get_default_graph())
     if step is None:
         raise RuntimeError(
@@ -52,38 +48,8 @@ def _global_step_tensor(what: str) -> Any:
     return step
 
 
-def _step(value: Any) -> int:
+def step_value(value: Any) -> int:
     return int(np.asarray(value).item())
-
-
-class SummaryWriterCache:
-    """``tf.summary.FileWriterCache``: one FileWriter per directory, shared by hooks."""
-
-    _writers: ClassVar[dict[str, Any]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    @classmethod
-    def get(cls, logdir: str) -> Any:
-        from .summary_writer import FileWriter
-
-        key = os.path.abspath(logdir)
-        with cls._lock:
-            if key not in cls._writers:
-                cls._writers[key] = FileWriter(key, graph=get_default_graph())
-            return cls._writers[key]
-
-    @classmethod
-    def clear(cls) -> None:
-        with cls._lock:
-            writers, cls._writers = cls._writers, {}
-        for w in writers.values():
-            w.close()
-
-
-def _scalar_summary(tag: str, value: float) -> Any:
-    from tensorboardX.proto import summary_pb2
-
-    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=float(value))])
 
 
 class StopAtStepHook(SessionRunHook):
@@ -97,12 +63,12 @@ class StopAtStepHook(SessionRunHook):
         self._last_step = last_step
 
     def begin(self) -> None:
-        self._global_step = _global_step_tensor("StopAtStepHook")
+        self._global_step = global_step_tensor("StopAtStepHook")
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         if self._last_step is None:
             assert self._num_steps is not None
-            self._last_step = _step(session.run(self._global_step)) + self._num_steps
+            self._last_step = step_value(session.run(self._global_step)) + self._num_steps
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
         return SessionRunArgs(self._global_step)
@@ -111,8 +77,8 @@ class StopAtStepHook(SessionRunHook):
         assert self._last_step is not None
         # The fetched value was read before this step's update: step + 1 is where it is now.
         if (
-            _step(run_values.results) + 1 >= self._last_step
-            and _step(run_context.session.run(self._global_step)) >= self._last_step
+            step_value(run_values.results) + 1 >= self._last_step
+            and step_value(run_context.session.run(self._global_step)) >= self._last_step
         ):
             run_context.request_stop()
 
@@ -157,12 +123,12 @@ class CheckpointSaverHook(SessionRunHook):
         self._listeners = list(listeners or ())
 
     def begin(self) -> None:
-        self._global_step = _global_step_tensor("CheckpointSaverHook")
+        self._global_step = global_step_tensor("CheckpointSaverHook")
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        step = _step(session.run(self._global_step))
+        step = step_value(session.run(self._global_step))
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
 
@@ -170,15 +136,15 @@ class CheckpointSaverHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if self._timer.should_trigger_for_step(_step(run_values.results) + 1):
-            step = _step(run_context.session.run(self._global_step))
+        if self._timer.should_trigger_for_step(step_value(run_values.results) + 1):
+            step = step_value(run_context.session.run(self._global_step))
             if self._timer.should_trigger_for_step(step):
                 self._timer.update_last_triggered_step(step)
                 if self._save(run_context.session, step):
                     run_context.request_stop()
 
     def end(self, session: Any) -> None:
-        step = _step(session.run(self._global_step))
+        step = step_value(session.run(self._global_step))
         if step != self._timer.last_triggered_step():
             self._save(session, step)
         for listener in self._listeners:
@@ -189,7 +155,7 @@ class CheckpointSaverHook(SessionRunHook):
             return self._saver
         if self._scaffold is not None:
             return self._scaffold.saver
-        from .monitored_session import default_saver
+        from .session_creator import default_saver
 
         return default_saver()
 
@@ -203,65 +169,6 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             stop = bool(listener.after_save(session, step)) or stop
         return stop
-
-
-class SummarySaverHook(SessionRunHook):
-    """Runs the summary op every N steps or seconds and writes its result to ``output_dir``."""
-
-    def __init__(
-        self,
-        save_steps: int | None = None,
-        save_secs: float | None = None,
-        output_dir: str | None = None,
-        summary_writer: Any = None,
-        scaffold: Any = None,
-        summary_op: Any = None,
-    ) -> None:
-        if (scaffold is None) == (summary_op is None):
-            raise ValueError("SummarySaverHook needs exactly one of scaffold and summary_op")
-        if summary_writer is None and output_dir is None:
-            raise ValueError("SummarySaverHook needs an output_dir or a summary_writer")
-        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
-        self._output_dir = output_dir
-        self._writer = summary_writer
-        self._scaffold = scaffold
-        self._summary_op = summary_op
-        self._request = False
-
-    def begin(self) -> None:
-        if self._writer is None and self._output_dir is not None:
-            self._writer = SummaryWriterCache.get(self._output_dir)
-        self._global_step = _global_step_tensor("SummarySaverHook")
-        self._next_step: int | None = None
-
-    def _op(self) -> Any:
-        op = self._summary_op if self._summary_op is not None else self._scaffold.summary_op
-        if isinstance(op, (list, tuple)):
-            return list(op) or None
-        return op
-
-    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        op = self._op()
-        self._request = op is not None and (
-            self._next_step is None or self._timer.should_trigger_for_step(self._next_step)
-        )
-        fetches: dict[str, Any] = {"global_step": self._global_step}
-        if self._request:
-            fetches["summary"] = op
-        return SessionRunArgs(fetches)
-
-    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        step = _step(run_values.results["global_step"])
-        if self._request:
-            self._timer.update_last_triggered_step(step)
-            summaries = run_values.results["summary"]
-            for s in summaries if isinstance(summaries, list) else [summaries]:
-                self._writer.add_summary(s, step)
-        self._next_step = step + 1
-
-    def end(self, session: Any) -> None:
-        if self._writer is not None:
-            self._writer.flush()
 
 
 class LoggingTensorHook(SessionRunHook):
@@ -350,42 +257,6 @@ class NanTensorHook(SessionRunHook):
                 raise NanLossDuringTrainingError
             logger.warning("Model diverged with loss = NaN; requesting a stop.")
             run_context.request_stop()
-
-
-class StepCounterHook(SessionRunHook):
-    """Logs (and writes as the ``global_step/sec`` summary) the steps per second."""
-
-    def __init__(
-        self,
-        every_n_steps: int | None = 100,
-        every_n_secs: float | None = None,
-        output_dir: str | None = None,
-        summary_writer: Any = None,
-    ) -> None:
-        if every_n_secs is not None:
-            every_n_steps = None
-        self._timer = SecondOrStepTimer(every_secs=every_n_secs, every_steps=every_n_steps)
-        self._output_dir = output_dir
-        self._writer = summary_writer
-        self.last_rate: float | None = None
-
-    def begin(self) -> None:
-        if self._writer is None and self._output_dir is not None:
-            self._writer = SummaryWriterCache.get(self._output_dir)
-        self._global_step = _global_step_tensor("StepCounterHook")
-
-    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        return SessionRunArgs(self._global_step)
-
-    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        step = _step(run_values.results)
-        if self._timer.should_trigger_for_step(step):
-            elapsed, steps = self._timer.update_last_triggered_step(step)
-            if elapsed and steps:
-                self.last_rate = steps / elapsed
-                logger.info("global_step/sec: %g", self.last_rate)
-                if self._writer is not None:
-                    self._writer.add_summary(_scalar_summary("global_step/sec", self.last_rate), step)
 
 
 class FeedFnHook(SessionRunHook):

@@ -157,3 +157,21 @@ def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_s
     # the figures are printed: the pacing table and the shared GPU's
     assert "busy fraction (target perfControl/100" in out.stdout
     assert "guaranteed job: baseline" in out.stdout and "opportunistic job: alone" in out.stdout
+
+
+def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates():
+    out = _run(
+        "bench_data_pipeline.py",
+        "--steps",
+        "4",
+        "--input-ms",
+        "5",
+        "--step-ms",
+        "5",
+        "--records",
+        "300",
+        "--floats",
+        "16",
+    )
+    assert "speedup" in out and "prefetch(2)" in out
+    assert "tf_record_iterator      antcolony" in out and "parse + batch(128)      antcolony" in out

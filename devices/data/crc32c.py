@@ -4,12 +4,13 @@ A byte-at-a-time table loop in Python runs at a few MB/s; here the work is vecto
 The raw (no pre/post inversion) reflected CRC is linear over GF(2), and starting it from state 0
 ignores leading zero bytes, so:
 
-- many short strings are right-aligned in one zero-padded matrix and advanced one column at a
-  time, every row at once (the standard initial value 0xFFFFFFFF is folded into each string's
-  first four bytes: for a reflected CRC, state s then bytes b0..b3 equals state 0 then bytes
-  b_i ^ byte i of s);
-- one long string is cut into equal lanes run the same way, then folded left to right with the
-  "advance by one lane of zero bytes" map, itself a linear map applied as four 256-entry tables.
+- a string is left-padded with zeros to whole lanes and cut into equal lanes; all lanes (of many
+  strings at once) are advanced one byte column at a time, every lane in one numpy operation (the
+  standard initial value 0xFFFFFFFF is folded into each string's first four bytes: for a
+  reflected CRC, state s then bytes b0..b3 equals state 0 then bytes b_i ^ byte i of s);
+- each string's lane CRCs are then folded left to right with the "advance over one lane of zero
+  bytes" map, itself linear and applied as four 256-entry tables: vectorised across strings for
+  many short strings, a scalar loop for one long string.
 """
 
 from __future__ import annotations
@@ -33,19 +34,20 @@ def _table() -> np.ndarray:
 
 _T = _table()
 _T_LIST = _T.tolist()
-_LANE = 1024  # bytes per lane for long strings
-_SHORT = 4096  # strings up to this length go through the padded matrix
+_LANE = 1024  # bytes per lane for one long string
+_SHORT_LANE = 64  # bytes per lane when many strings are batched
+_SHORT = 4096  # strings up to this length are batched
+_GROUP_BYTES = 1 << 20  # padded bytes per batched group
 _lock = threading.Lock()
-_advance_tables: np.ndarray | None = None
+_advance_tables: dict[int, np.ndarray] = {}
 
 
 def _raw_rows(rows: np.ndarray) -> np.ndarray:
     """The raw CRC (state 0, no final inversion) of each row of a uint8 matrix."""
     state = np.zeros(rows.shape[0], dtype=np.uint32)
     table = _T
-    cols = np.ascontiguousarray(rows.T).astype(np.uint32)
-    for col in cols:
-        state = (state >> 8) ^ table[(state ^ col) & 0xFF]
+    for k in range(rows.shape[1]):
+        state = (state >> 8) ^ table[(state ^ rows[:, k]) & 0xFF]  # a strided column view: no copy
     return state
 
 
@@ -57,49 +59,82 @@ def _python_crc(data: bytes) -> int:
     return crc ^ 0xFFFFFFFF
 
 
+def _advance(lane: int) -> np.ndarray:
+    """Tables (4, 256) of the linear map 'raw CRC state advanced over ``lane`` zero bytes'."""
+    with _lock:
+        tables = _advance_tables.get(lane)
+        if tables is None:
+            state = np.uint32(1) << np.arange(32, dtype=np.uint32)  # the images of the 32 basis bits
+            for _ in range(lane):
+                state = (state >> 8) ^ _T[state & 0xFF]
+            tables = np.zeros((4, 256), dtype=np.uint32)
+            v = np.arange(256)
+            for k in range(4):
+                for bit in range(8):
+                    tables[k] ^= np.where((v >> bit) & 1, state[8 * k + bit], 0).astype(np.uint32)
+            _advance_tables[lane] = tables
+        return tables
+
+
+def _batched(items: Sequence[bytes], lens: np.ndarray) -> np.ndarray:
+    """CRC-32C of strings of 4.._SHORT bytes: every string cut into lanes, all lanes of all
+    strings advanced together, then each string's lanes folded (vectorised across strings)."""
+    lane = _SHORT_LANE
+    n = len(items)
+    width = -(-int(lens.max()) // lane) * lane
+    buf = np.zeros(n * width, dtype=np.uint8)
+    # Each string right-aligned in its row (leading zeros leave a raw CRC from 0 unchanged).
+    starts = np.arange(n, dtype=np.int64) * width + width - lens
+    first = int(lens[0])
+    if (lens == first).all():
+        rows = buf.reshape(n, width)
+        rows[:, width - first :] = np.frombuffer(b"".join(items), dtype=np.uint8).reshape(n, first)
+    elif n <= 4096:
+        for r, (b, at) in enumerate(zip(items, starts.tolist())):
+            buf[at : (r + 1) * width] = np.frombuffer(b, dtype=np.uint8)
+    else:  # many short strings: one scatter from the joined bytes beats a row loop
+        offsets = np.cumsum(lens) - lens
+        data = np.frombuffer(b"".join(items), dtype=np.uint8)
+        buf[np.repeat(starts - offsets, lens) + np.arange(data.size)] = data
+    for k in range(4):
+        buf[starts + k] ^= 0xFF  # the initial value, folded into the first four bytes
+    lanes = width // lane
+    parts = _raw_rows(buf.reshape(-1, lane)).reshape(n, lanes)
+    t0, t1, t2, t3 = _advance(lane)
+    state = parts[:, 0]
+    for k in range(1, lanes):
+        state = (
+            t0[state & 0xFF]
+            ^ t1[(state >> 8) & 0xFF]
+            ^ t2[(state >> 16) & 0xFF]
+            ^ t3[state >> 24]
+            ^ parts[:, k]
+        )
+    return state ^ np.uint32(0xFFFFFFFF)
+
+
 def crc32c_many(items: Sequence[bytes]) -> np.ndarray:
     """CRC-32C of each byte string (uint32 array), vectorised across strings."""
     out = np.zeros(len(items), dtype=np.uint32)
-    short = [i for i, b in enumerate(items) if 4 <= len(b) <= _SHORT]
-    for i, b in enumerate(items):
-        if len(b) < 4:
-            out[i] = _python_crc(b)
-        elif len(b) > _SHORT:
-            out[i] = crc32c(b)
-    if short:
-        # Group by length order so one long string does not pad many short ones.
-        short.sort(key=lambda i: len(items[i]))
-        for start in range(0, len(short), 256):
-            group = short[start : start + 256]
-            width = len(items[group[-1]])
-            mat = np.zeros((len(group), width), dtype=np.uint8)
-            for r, i in enumerate(group):
-                b = items[i]
-                mat[r, width - len(b) :] = np.frombuffer(b, dtype=np.uint8)
-                mat[r, width - len(b) : width - len(b) + 4] ^= 0xFF
-            out[group] = _raw_rows(mat) ^ np.uint32(0xFFFFFFFF)
+    if not items:
+        return out
+    lens = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    for i in np.flatnonzero((lens < 4) | (lens > _SHORT)).tolist():
+        b = items[i]
+        out[i] = _python_crc(b) if len(b) < 4 else crc32c(b)
+    short = np.flatnonzero((lens >= 4) & (lens <= _SHORT))
+    short = short[np.argsort(lens[short], kind="stable")]
+    sorted_lens = lens[short]
+    start = 0
+    while start < short.size:
+        # The longest run from ``start`` whose padded matrix stays under _GROUP_BYTES (lengths
+        # are sorted, so one long string does not pad many short ones).
+        padded = (np.arange(1, short.size - start + 1) * sorted_lens[start:]).astype(np.int64)
+        end = start + max(1, int(np.searchsorted(padded, _GROUP_BYTES, side="right")))
+        group = short[start:end]
+        out[group] = _batched([items[i] for i in group.tolist()], sorted_lens[start:end])
+        start = end
     return out
-
-
-def _advance() -> np.ndarray:
-    """Tables (4, 256) of the linear map 'raw CRC state advanced over _LANE zero bytes'."""
-    global _advance_tables
-    with _lock:
-        if _advance_tables is None:
-            basis = np.uint32(1) << np.arange(32, dtype=np.uint32)
-            state = basis.copy()
-            for _ in range(_LANE):
-                state = (state >> 8) ^ _T[state & 0xFF]
-            tables = np.zeros((4, 256), dtype=np.uint32)
-            for k in range(4):
-                for v in range(256):
-                    acc = 0
-                    for bit in range(8):
-                        if v >> bit & 1:
-                            acc ^= int(state[8 * k + bit])
-                    tables[k, v] = acc
-            _advance_tables = tables
-        return _advance_tables
 
 
 def crc32c(data: bytes) -> int:
@@ -113,7 +148,7 @@ def crc32c(data: bytes) -> int:
     buf[start:] = np.frombuffer(data, dtype=np.uint8)
     buf[start : start + 4] ^= 0xFF
     parts = _raw_rows(buf.reshape(lanes, _LANE)).tolist()
-    t0, t1, t2, t3 = (t.tolist() for t in _advance())
+    t0, t1, t2, t3 = (t.tolist() for t in _advance(_LANE))
     state = 0
     for p in parts:
         state = t0[state & 0xFF] ^ t1[state >> 8 & 0xFF] ^ t2[state >> 16 & 0xFF] ^ t3[state >> 24] ^ p

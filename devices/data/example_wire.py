@@ -80,8 +80,11 @@ def _feature(buf: bytes, start: int, end: int) -> tuple[int, Any]:
                 continue
             if kind == BYTES and w == 2:
                 values.append(buf[v[0] : v[1]])
+            elif kind == FLOAT and w == 2 and not values:
+                # The usual case, one packed run: kept as a numpy array, not a list of floats.
+                values = np.frombuffer(buf, dtype="<f4", count=(v[1] - v[0]) // 4, offset=v[0])  # type: ignore[assignment]
             elif kind == FLOAT and w == 2:
-                values.extend(np.frombuffer(buf[v[0] : v[1]], dtype="<f4").tolist())
+                values = [*values, *np.frombuffer(buf[v[0] : v[1]], dtype="<f4").tolist()]
             elif kind == FLOAT and w == 5:
                 values.append(struct.unpack("<f", v)[0])
             elif kind == INT64 and w == 2:
@@ -94,10 +97,11 @@ def _feature(buf: bytes, start: int, end: int) -> tuple[int, Any]:
     return kind, values
 
 
-def decode_example(data: bytes) -> dict[str, tuple[int, list[Any]]]:
-    """key -> (kind, values) of a serialized Example (kind: BYTES, FLOAT or INT64)."""
+def decode_example(data: bytes) -> dict[str, tuple[int, Any]]:
+    """key -> (kind, values) of a serialized Example (kind: BYTES, FLOAT or INT64); values is a
+    list, or a float32 array for a packed FloatList."""
     buf = bytes(data)
-    out: dict[str, tuple[int, list[Any]]] = {}
+    out: dict[str, tuple[int, Any]] = {}
     for field, wire, value in _fields(buf, 0, len(buf)):
         if field != 1 or wire != 2:
             continue

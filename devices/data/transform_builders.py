@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import queue
 import threading
 from collections import deque
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.errors import InvalidArgumentError
+from antcolony.errors import InvalidArgumentError, NotFoundError
 from antcolony.graph.data.files import compression_type_of
 from antcolony.graph.data.structure import pack_as
 
@@ -76,6 +77,50 @@ def _flat_map(ds: Any, env: Env) -> Iterator[Element]:
         if not isinstance(inner, Dataset):
             raise InvalidArgumentError(None, None, "flat_map: the function must return a Dataset")
         yield from elements(inner, env)
+
+
+@register_builder("interleave")
+def _interleave(ds: Any, env: Env) -> Iterator[Element]:
+    from antcolony.graph.data.dataset import Dataset
+    from antcolony.graph.data.function import call_with_element
+
+    def inner(element: Element) -> Iterator[Element]:
+        made = call_with_element(ds.fn, pack_as(ds.inputs[0].element_spec, list(element)))
+        if not isinstance(made, Dataset):
+            raise InvalidArgumentError(None, None, "interleave: the function must return a Dataset")
+        return elements(made, env)
+
+    source = elements(ds.inputs[0], env)
+    cycle: list[Iterator[Element]] = []
+    exhausted_source = False
+    while True:
+        while not exhausted_source and len(cycle) < ds.cycle_length:
+            nxt = next(source, None)
+            if nxt is None:
+                exhausted_source = True
+            else:
+                cycle.append(inner(nxt))
+        if not cycle:
+            return
+        i = 0
+        while i < len(cycle):
+            it = cycle[i]
+            for _ in range(ds.block_length):
+                element = next(it, None)
+                if element is None:
+                    break
+                yield element
+            else:
+                i += 1
+                continue
+            # This input's dataset is done: the next input element takes its place in the cycle.
+            nxt = None if exhausted_source else next(source, None)
+            if nxt is None:
+                exhausted_source = True
+                cycle.pop(i)
+            else:
+                cycle[i] = inner(nxt)
+                i += 1
 
 
 def _stack(batch: list[Element], what: str) -> Element:
@@ -263,14 +308,31 @@ def _prefetch(ds: Any, env: Env) -> Iterator[Element]:
         done.set()
 
 
-def _filenames(ds: Any, env: Env) -> list[str]:
-    names = np.asarray(env.value(ds.filenames), dtype=object).reshape(-1)
-    return [n.decode() if isinstance(n, bytes) else str(n) for n in names.tolist()]
+def _filenames(ds: Any, env: Env) -> Iterator[str]:
+    names: Iterator[Any]
+    if ds.inputs:  # a dataset of filenames
+        names = (np.asarray(e[0], dtype=object).item() for e in elements(ds.inputs[0], env))
+    else:
+        names = iter(np.asarray(env.value(ds.filenames), dtype=object).reshape(-1).tolist())
+    for n in names:
+        yield n.decode() if isinstance(n, bytes) else str(n)
 
 
 def _compression(ds: Any, env: Env) -> str:
     value = env.value(ds.compression_type)
     return compression_type_of(np.asarray(value).item() if not isinstance(value, str) else value)
+
+
+@register_builder("list_files")
+def _list_files(ds: Any, env: Env) -> Iterator[Element]:
+    patterns = np.asarray(env.value(ds.patterns), dtype=object).reshape(-1).tolist()
+    names = sorted({f for p in patterns for f in glob.glob(p.decode() if isinstance(p, bytes) else str(p))})
+    if not names:
+        raise NotFoundError(None, None, f"list_files: no files match {patterns}")
+    if ds.shuffle_files:
+        np.random.default_rng(ds.seed).shuffle(names)
+    for name in names:
+        yield (np.asarray(name.encode(), dtype=object),)
 
 
 @register_builder("text_line")

@@ -16,12 +16,12 @@ _KIND = {dtypes.float32: FLOAT, dtypes.int64: INT64, dtypes.string: BYTES}
 _KIND_NAME = {FLOAT: "float", INT64: "int64", BYTES: "string"}
 
 
-def _values(op: Any, features: dict[str, Any], key: str, dt: np.dtype, index: int) -> list[Any] | None:
+def _values(op: Any, features: dict[str, Any], key: str, dt: np.dtype, index: int) -> Any:
     found = features.get(key)
     if found is None:
         return None
     kind, values = found
-    if values and kind != _KIND[dt]:
+    if len(values) and kind != _KIND[dt]:
         raise InvalidArgumentError(
             None,
             op,
@@ -31,7 +31,7 @@ def _values(op: Any, features: dict[str, Any], key: str, dt: np.dtype, index: in
     return values
 
 
-def _array(values: list[Any], dt: np.dtype) -> np.ndarray:
+def _array(values: Any, dt: np.dtype) -> np.ndarray:
     if dt == dtypes.string:
         out = np.empty(len(values), dtype=object)
         out[:] = values
@@ -69,9 +69,11 @@ def _parse_example(ctx: KernelContext) -> Compute:
             vals: list[Any] = []
             longest = 0
             for b, ex in enumerate(examples):
-                v = _values(op, ex, key, dt, b) or []
+                v = _values(op, ex, key, dt, b)
+                if v is None:
+                    v = []
                 rows.extend((b, j) for j in range(len(v)))
-                vals.extend(v)
+                vals.extend(v.tolist() if isinstance(v, np.ndarray) else v)
                 longest = max(longest, len(v))
             idx = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
             if single:
@@ -109,8 +111,10 @@ def _parse_example(ctx: KernelContext) -> Compute:
                         f"Values size: {len(v)} but output shape: {list(shape)}",
                     )
                 per.append(_array(v, dt).reshape(shape))
-            stacked = np.stack(per) if per else np.zeros((0, *shape), dtype=dt)
-            dense_out.append(stacked[0] if single else stacked)
+            if single:
+                dense_out.append(per[0])
+            else:
+                dense_out.append(np.stack(per) if per else np.zeros((0, *shape), dtype=dt))
         out = (*ind_out, *val_out, *shape_out, *dense_out)
         return out[0] if len(out) == 1 else out
 

@@ -5,6 +5,7 @@ The host side (pipelines run on threads, iterator kernels) lives in ``devices/da
 
 from __future__ import annotations
 
+from . import experimental
 from .dataset import AUTOTUNE, Dataset
 from .files import TextLineDataset, TFRecordDataset
 from .iterator_ops import (
@@ -22,6 +23,7 @@ __all__ = [
     "Iterator",
     "TFRecordDataset",
     "TextLineDataset",
+    "experimental",
     "get_output_classes",
     "get_output_shapes",
     "get_output_types",

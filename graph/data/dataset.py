@@ -129,6 +129,12 @@ class Dataset:
         return RangeDataset(args, output_type)
 
     @staticmethod
+    def list_files(file_pattern: Any, shuffle: bool | None = None, seed: int | None = None) -> Dataset:
+        from .files import ListFilesDataset
+
+        return ListFilesDataset(file_pattern, shuffle, seed)
+
+    @staticmethod
     def zip(datasets: Any) -> Dataset:
         from .transforms import ZipDataset
 
@@ -154,6 +160,18 @@ class Dataset:
         from .transforms import FlatMapDataset
 
         return FlatMapDataset(self, map_func)
+
+    def interleave(
+        self,
+        map_func: Callable[..., Any],
+        cycle_length: Any = None,
+        block_length: Any = None,
+        num_parallel_calls: Any = None,
+        deterministic: bool | None = None,
+    ) -> Dataset:
+        from .transforms import InterleaveDataset
+
+        return InterleaveDataset(self, map_func, cycle_length, block_length)
 
     def batch(self, batch_size: Any, drop_remainder: bool = False) -> Dataset:
         from .transforms import BatchDataset

@@ -16,7 +16,7 @@ from .. import dtypes
 from .dataset import Dataset
 from .structure import ComponentSpec
 
-__all__ = ["TFRecordDataset", "TextLineDataset"]
+__all__ = ["ListFilesDataset", "TFRecordDataset", "TextLineDataset"]
 
 COMPRESSIONS = ("", "GZIP")
 
@@ -24,16 +24,26 @@ COMPRESSIONS = ("", "GZIP")
 class _FileDataset(Dataset):
     def __init__(self, filenames: Any, compression_type: Any) -> None:
         super().__init__([], ComponentSpec(dtypes.string, ()))
+        self.filenames: Any = None
         if isinstance(filenames, Dataset):
-            raise GraphError(
-                f"{type(self).__name__}: a dataset of filenames is not supported; pass a filename, a list "
-                "of filenames or a string tensor (e.g. a placeholder)"
+            # A dataset of filenames (e.g. list_files): its input, read file by file.
+            spec = filenames.element_spec
+            if (
+                not isinstance(spec, ComponentSpec)
+                or spec.dtype != dtypes.string
+                or spec.shape not in ((), None)
+            ):
+                raise GraphError(
+                    f"{type(self).__name__}: a dataset of filenames must have scalar string elements, "
+                    f"not {filenames.output_types} {filenames.output_shapes}"
+                )
+            self._inputs = [filenames]
+        else:
+            if isinstance(filenames, (str, bytes)):
+                filenames = [filenames]
+            self.filenames = self._param(
+                np.asarray(filenames, dtype=object) if isinstance(filenames, list) else filenames
             )
-        if isinstance(filenames, (str, bytes)):
-            filenames = [filenames]
-        self.filenames = self._param(
-            np.asarray(filenames, dtype=object) if isinstance(filenames, list) else filenames
-        )
         if not isinstance(compression_type, (str, type(None))):
             compression_type = self._param(compression_type)
         self.compression_type = (
@@ -51,6 +61,23 @@ def compression_type_of(value: Any) -> str:
     if name not in COMPRESSIONS:
         raise GraphError(f"compression_type {value!r} is not supported; use None, '' or 'GZIP'")
     return name
+
+
+class ListFilesDataset(Dataset):
+    """``list_files``: the files matching the glob pattern(s) when the iterator starts, as
+    strings; shuffled unless ``shuffle=False`` (TF's default), with ``seed`` when given."""
+
+    kind = "list_files"
+
+    def __init__(self, file_pattern: Any, shuffle: bool | None, seed: int | None) -> None:
+        super().__init__([], ComponentSpec(dtypes.string, ()))
+        if isinstance(file_pattern, (str, bytes)):
+            file_pattern = [file_pattern]
+        self.patterns = self._param(
+            np.asarray(file_pattern, dtype=object) if isinstance(file_pattern, list) else file_pattern
+        )
+        self.shuffle_files = True if shuffle is None else bool(shuffle)
+        self.seed = seed
 
 
 class TextLineDataset(_FileDataset):

@@ -77,6 +77,11 @@ def trace_function(
             result = tuple(result)  # as TF: a list result is a tuple of components
         outputs = []
         for leaf in flatten(result):
+            if hasattr(leaf, "dense_shape"):
+                raise GraphError(
+                    f"{what}: the function returned a SparseTensor; dataset elements are dense here: "
+                    "convert it inside the function with tf.sparse.to_dense"
+                )
             t = convert_to_tensor(leaf)
             if t.graph is not g:
                 raise GraphError(

@@ -23,6 +23,7 @@ __all__ = [
     "ConcatenateDataset",
     "FilterDataset",
     "FlatMapDataset",
+    "InterleaveDataset",
     "MapDataset",
     "PaddedBatchDataset",
     "PrefetchDataset",
@@ -112,6 +113,22 @@ class FlatMapDataset(Dataset):
         super().__init__([input], probe.element_spec)
 
 
+class InterleaveDataset(Dataset):
+    """``interleave``: ``map_func`` (called in Python on each input element's numpy values, as
+    ``flat_map``) gives a dataset per input element; ``cycle_length`` of them are read round-robin,
+    ``block_length`` elements at a time."""
+
+    kind = "interleave"
+
+    def __init__(self, input: Dataset, fn: Callable[..., Any], cycle_length: Any, block_length: Any) -> None:
+        self.fn = fn
+        probe = _probe_dataset(fn, input)
+        super().__init__([input], probe.element_spec)
+        cycle = _static_int(cycle_length) if cycle_length is not None else AUTOTUNE
+        self.cycle_length = 4 if cycle is None or cycle == AUTOTUNE else max(1, cycle)
+        self.block_length = max(1, _static_int(block_length) or 1)
+
+
 def _probe_dataset(fn: Callable[..., Any], input: Dataset) -> Dataset:
     from ..core import Graph
     from ..ops.constant import placeholder
@@ -196,8 +213,11 @@ class ShuffleDataset(Dataset):
     def __init__(self, input: Dataset, buffer_size: Any, seed: int | None, reshuffle: bool) -> None:
         super().__init__([input], input.element_spec)
         self.buffer_size = self._param(buffer_size, np.int64)
-        graph_seed = get_default_graph().seed
-        self.seed = None if seed is None and graph_seed is None else [graph_seed or 0, seed or 0]
+        g = get_default_graph()
+        if seed is None and g.seed is None:
+            self.seed: list[int] | None = None
+        else:  # as TF's op seeds: a graph seed alone gives each shuffle its own next op seed
+            self.seed = [g.seed or 0, int(seed) if seed is not None else g.next_op_seed()]
         self.reshuffle_each_iteration = bool(reshuffle)
 
 

@@ -262,3 +262,87 @@ async def test_async_sessions_pull_from_ac_data_iterators():
         np.testing.assert_array_equal(await sess.run(nxt), [3.0])
         with pytest.raises(ac.errors.OutOfRangeError):
             await sess.run(nxt)
+
+
+def test_list_files_and_interleave_read_several_files_round_robin(tmp_path):
+    for name, rows in (("a", 3), ("b", 2), ("c", 1)):
+        (tmp_path / f"{name}.txt").write_bytes(b"".join(b"%s%d\n" % (name.encode(), i) for i in range(rows)))
+    with tf.Graph().as_default():
+        files = tf.data.Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False)
+        lines = files.interleave(tf.data.TextLineDataset, cycle_length=2, block_length=1)
+        n_files = files.make_one_shot_iterator().get_next()
+        n_lines = lines.make_one_shot_iterator().get_next()
+        flat = files.flat_map(tf.data.TextLineDataset).make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            assert [f.rsplit(b"/", 1)[1] for f in _drain(sess, n_files)] == [b"a.txt", b"b.txt", b"c.txt"]
+            assert _drain(sess, n_lines) == [b"a0", b"b0", b"a1", b"b1", b"a2", b"c0"]
+            assert _drain(sess, flat) == [b"a0", b"a1", b"a2", b"b0", b"b1", b"c0"]
+
+
+def test_a_sparse_tensor_returned_by_a_map_function_is_refused_with_the_fix():
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.from_tensors(np.array([b"x"], dtype=object))
+        with pytest.raises(ValueError, match=r"sparse\.to_dense"):
+            ds.map(lambda s: tf.parse_single_example(s[0], {"v": tf.VarLenFeature(tf.int64)})["v"])
+
+
+async def test_a_waiting_input_pipeline_does_not_block_the_event_loop():
+    import asyncio
+
+    release = threading.Event()
+
+    def gen():
+        # Waits for a coroutine on the session's loop: if pulling ran on the loop, it never would.
+        if not release.wait(timeout=30):
+            raise RuntimeError("the loop was blocked")
+        yield np.float32(1.0)
+
+    g = ac.Graph()
+    with g.as_default():
+        nxt = ac.data.Dataset.from_generator(gen, ac.float32, []).make_one_shot_iterator().get_next()
+
+    async def let_go():
+        await asyncio.sleep(0.05)
+        release.set()
+
+    async with ac.Session(g) as sess:
+        value, _ = await asyncio.wait_for(asyncio.gather(sess.run(nxt), let_go()), timeout=20)
+    assert value == 1.0
+
+
+def test_experimental_fused_transformations_and_generator_args():
+    def gen(n, scale):
+        for i in range(int(n)):
+            yield np.float32(i * scale)
+
+    with tf.Graph().as_default():
+        base = tf.data.Dataset.from_generator(gen, tf.float32, [], args=(6, 0.5))
+        batched = base.apply(tf.data.experimental.map_and_batch(lambda x: x * 2.0, 4, drop_remainder=True))
+        shuffled = base.apply(tf.data.experimental.shuffle_and_repeat(6, count=2, seed=5))
+        files = tf.data.Dataset.range(2).apply(
+            tf.data.experimental.parallel_interleave(lambda i: tf.data.Dataset.range(i * 10, i * 10 + 3), 2)
+        )
+        b = batched.make_one_shot_iterator().get_next()
+        s = shuffled.make_one_shot_iterator().get_next()
+        f = files.make_one_shot_iterator().get_next()
+        assert b.shape.as_list() == [4]
+        with tf.Session() as sess:
+            assert [list(v) for v in _drain(sess, b)] == [[0.0, 1.0, 2.0, 3.0]]
+            values = [float(v) for v in _drain(sess, s)]
+            assert [int(v) for v in _drain(sess, f)] == [0, 10, 1, 11, 2, 12]
+    assert sorted(values[:6]) == sorted(values[6:]) == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
+    assert values[:6] != values[6:]
+
+
+def test_tfrecord_dataset_reads_a_dataset_of_filenames(tmp_path):
+    for name in ("a", "b"):
+        with tf.io.TFRecordWriter(str(tmp_path / f"{name}.tfrecord")) as w:
+            for i in range(2):
+                w.write(b"%s%d" % (name.encode(), i))
+    with tf.Graph().as_default():
+        files = tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), shuffle=False)
+        nxt = tf.data.TFRecordDataset(files).make_one_shot_iterator().get_next()
+        with pytest.raises(ValueError, match="scalar string"):
+            tf.data.TFRecordDataset(tf.data.Dataset.range(3))
+        with tf.Session() as sess:
+            assert _drain(sess, nxt) == [b"a0", b"a1", b"b0", b"b1"]

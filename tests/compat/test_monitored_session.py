@@ -210,3 +210,31 @@ def test_singular_monitored_session_and_run_step_fn():
 
             assert sess.run_step_fn(step_fn) == 3.0
             assert sess.should_stop()
+
+
+def test_second_or_step_timer_triggers_every_n_steps():
+    timer = tf.train.SecondOrStepTimer(every_steps=3)
+    assert timer.should_trigger_for_step(0)
+    timer.update_last_triggered_step(0)
+    assert [s for s in range(1, 10) if timer.should_trigger_for_step(s)] == [3, 4, 5, 6, 7, 8, 9]
+    timer.update_last_triggered_step(3)
+    assert not timer.should_trigger_for_step(3) and not timer.should_trigger_for_step(5)
+    assert timer.should_trigger_for_step(6) and timer.last_triggered_step() == 3
+    with pytest.raises(ValueError):
+        tf.train.SecondOrStepTimer()
+
+
+def test_a_non_chief_saves_nothing_and_skips_chief_only_hooks(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        bump = tf.assign_add(step, 1)
+        chief_only = _Recorder(step, stop_after=100)
+        everyone = _Recorder(step, stop_after=2)
+        with tf.train.MonitoredTrainingSession(
+            is_chief=False, checkpoint_dir=ckpt, hooks=[everyone], chief_only_hooks=[chief_only]
+        ) as sess:
+            while not sess.should_stop():
+                sess.run(bump)
+    assert chief_only.calls == [] and everyone.calls[-1] == "end"
+    assert not os.path.exists(ckpt) or not os.listdir(ckpt)

@@ -158,3 +158,19 @@ def test_tfrecord_files_cross_read(tmp_path, compression):
         ).get_next()
         with acv1.Session() as sess:
             assert [sess.run(nxt) for _ in records] == records
+
+
+@pytest.mark.parametrize("cycle, block", [(2, 1), (3, 2), (1, 1)])
+def test_list_files_interleave_matches_tf(tmp_path, cycle, block):
+    for name, rows in (("a", 3), ("b", 2), ("c", 1), ("d", 4)):
+        (tmp_path / f"{name}.txt").write_bytes(b"".join(b"%s%d\n" % (name.encode(), i) for i in range(rows)))
+    pattern = str(tmp_path / "*.txt")
+
+    def build(tf):
+        files = tf.data.Dataset.list_files(pattern, shuffle=False)
+        return files.interleave(tf.data.TextLineDataset, cycle_length=cycle, block_length=block)
+
+    want = _run_pipeline(tf1, build)
+    got = _run_pipeline(acv1, build)
+    assert got[0] == want[0]
+    assert [list(e) for e in got[2]] == [list(e) for e in want[2]]

@@ -148,3 +148,12 @@ def test_missing_required_feature_and_wrong_type_are_invalid_argument():
                 sess.run(missing, {ser: _example(1)})
             with pytest.raises(tf.errors.InvalidArgumentError, match="Data types don't match"):
                 sess.run(wrong, {ser: _example(1)})
+
+
+def test_string_placeholders_take_bytes_and_str_lists_keeping_trailing_nul_bytes():
+    with tf.Graph().as_default():
+        s = tf.placeholder(tf.string, [None])
+        out = tf.identity(s)
+        with tf.Session() as sess:
+            got = sess.run(out, {s: [b"ab\x00", "é", b""]})
+    assert list(got) == [b"ab\x00", "é".encode(), b""]

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import types
-
 from antcolony.graph.data import (
-    AUTOTUNE,
     Dataset,
     Iterator,
     TextLineDataset,
     TFRecordDataset,
+    experimental,
     get_output_classes,
     get_output_shapes,
     get_output_types,
     make_initializable_iterator,
     make_one_shot_iterator,
 )
-
-#: ``tf.data.experimental``: only AUTOTUNE.
-experimental = types.SimpleNamespace(AUTOTUNE=AUTOTUNE)
 
 __all__ = [
     "Dataset",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from antcolony.actors.basic_hooks import SummaryWriterCache as FileWriterCache
+from antcolony.actors.summary_hooks import SummaryWriterCache as FileWriterCache
 from antcolony.actors.summary_writer import FileWriter
 from antcolony.graph.ops.summary_ops import histogram, merge, merge_all, scalar
 

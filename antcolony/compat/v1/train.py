@@ -13,9 +13,7 @@ from antcolony.actors.basic_hooks import (
     LoggingTensorHook,
     NanLossDuringTrainingError,
     NanTensorHook,
-    StepCounterHook,
     StopAtStepHook,
-    SummarySaverHook,
 )
 from antcolony.actors.checkpoint_state import (
     CheckpointState,
@@ -24,14 +22,12 @@ from antcolony.actors.checkpoint_state import (
     latest_checkpoint,
 )
 from antcolony.actors.monitored_session import (
-    ChiefSessionCreator,
     MonitoredSession,
     MonitoredTrainingSession,
-    Scaffold,
     SingularMonitoredSession,
-    WorkerSessionCreator,
 )
 from antcolony.actors.saver import Saver
+from antcolony.actors.session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator
 from antcolony.actors.session_run_hook import (
     SecondOrStepTimer,
     SessionRunArgs,
@@ -39,6 +35,7 @@ from antcolony.actors.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from antcolony.actors.summary_hooks import StepCounterHook, SummarySaverHook
 from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
