@@ -57,6 +57,7 @@ from antcolony.graph.initializers import (
     zeros_initializer,
 )
 from antcolony.graph.ops import nn
+from antcolony.graph.ops import random_namespace as random
 from antcolony.graph.ops.array import (
     concat,
     expand_dims,

@@ -206,3 +206,15 @@ H.case("one_true", TRUE[:, :1], _REPEATED, grad=False)(
 @pytest.mark.parametrize("case", H.params())
 def test_accidental_hits_match_tf1(case: Any) -> None:
     compare(case)
+
+
+def test_tf_random_names_the_samplers_as_tf_does() -> None:
+    for name in acv1.random.__all__:
+        assert hasattr(tf1.random, name), name
+    for name in (
+        "log_uniform_candidate_sampler",
+        "uniform_candidate_sampler",
+        "fixed_unigram_candidate_sampler",
+    ):
+        assert getattr(acv1.random, name) is getattr(acv1.nn, name)
+    assert acv1.random.uniform is acv1.random_uniform and acv1.random.set_random_seed is acv1.set_random_seed
