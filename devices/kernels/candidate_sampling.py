@@ -21,7 +21,10 @@ _FLT_MAX = np.finfo(np.float32).max
 
 
 class Distribution(Protocol):
-    """A distribution over ``[0, range_max)``: i.i.d. draws and the probability of given classes."""
+    """A distribution over ``[0, range_max)``: i.i.d. draws and the probability of given classes;
+    ``support`` is the number of classes it can draw."""
+
+    support: int
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray: ...
 
@@ -44,7 +47,7 @@ def distribution(op_type: str) -> Callable[[Callable[[KernelContext], Distributi
 
 class LogUniform:
     def __init__(self, range_max: int) -> None:
-        self.range_max = range_max
+        self.range_max = self.support = range_max
         self.log_range = math.log(range_max + 1)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -59,7 +62,7 @@ class LogUniform:
 
 class Uniform:
     def __init__(self, range_max: int) -> None:
-        self.range_max = range_max
+        self.range_max = self.support = range_max
         self.p = np.float32(1.0) / np.float32(range_max)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -83,6 +86,7 @@ class Unigram:
                 np.power(counts[kept_unigrams].astype(np.float32), np.float32(distortion)),
             ]
         )
+        self.support = int(np.count_nonzero(self.weights))
         self.total = np.cumsum(self.weights, dtype=np.float32)[-1] if self.weights.size else np.float32(0)
         self.cdf = np.cumsum(self.weights, dtype=np.float64)
 
@@ -132,6 +136,11 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
         if tc.ndim != 2 or tc.shape[1] != num_true:
             raise ValueError(
                 f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
+            )
+        if unique and n > dist.support:
+            # the rejection loop would never end
+            raise ValueError(
+                f"{name}: cannot draw {n} distinct classes, only {dist.support} have a non-zero probability"
             )
         sampled, tries = draw(dist, rng, n, unique)
         true_count = expected_count(dist.probability(tc), n, tries)

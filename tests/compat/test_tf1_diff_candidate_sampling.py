@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from antcolony.errors import GraphError
+from antcolony.errors import GraphError, InvalidArgumentError
 
 from .tf1_diff import (
     FRAMEWORKS,
@@ -190,6 +190,10 @@ def test_impossible_samples_are_refused() -> None:
             )
         with pytest.raises(GraphError, match="exactly one"):
             acv1.nn.fixed_unigram_candidate_sampler(TRUE, 2, 3, False, RANGE)
+        # 9 of the 12 ids have a weight: 10 distinct ones cannot be drawn
+        sample = SAMPLERS["unigram"](acv1, TRUE, 10, True)
+        with acv1.Session() as sess, pytest.raises(InvalidArgumentError, match="only 9 have a non-zero"):
+            sess.run(sample)
 
 
 H = Table()
