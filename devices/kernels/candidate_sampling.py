@@ -18,6 +18,8 @@ from antcolony.graph.ops.candidate_sampling import shard_ids
 from .registry import Compute, KernelContext, register_kernel
 
 _FLT_MAX = np.finfo(np.float32).max
+_MAX_TRIES = 2**31 - 1  # TF's limit on rejection draws
+_MAX_BLOCK = 1 << 20
 
 
 class Distribution(Protocol):
@@ -104,18 +106,26 @@ class Unigram:
 def draw(dist: Distribution, rng: np.random.Generator, n: int, unique: bool) -> tuple[np.ndarray, int]:
     """``n`` candidates and the number of draws it took. With ``unique``, the candidates are the
     first ``n`` distinct values of an i.i.d. stream in order of first appearance (TF's rejection
-    loop, drawn in blocks); the number of draws is the position of the n-th one, plus one."""
+    loop, drawn in blocks); the number of draws is the position of the n-th one, plus one.
+    Memory stays within one block; like TF, it gives up after 2**31 - 1 draws."""
     if not unique:
         return dist.sample(rng, n), n
-    stream = np.empty(0, np.int64)
-    block = max(2 * n, 16)
-    while True:
-        stream = np.concatenate([stream, dist.sample(rng, block)])
-        _, first = np.unique(stream, return_index=True)
-        if first.size >= n:
-            chosen = np.sort(first)[:n]
-            return stream[chosen], int(chosen[-1]) + 1
-        block *= 2
+    chosen = np.empty(0, np.int64)
+    tries, block = 0, max(2 * n, 16)
+    while tries < _MAX_TRIES:
+        values = dist.sample(rng, block)
+        distinct, first = np.unique(values, return_index=True)
+        order = np.argsort(first)
+        distinct, first = distinct[order], first[order]
+        fresh = ~np.isin(distinct, chosen)
+        distinct, first = distinct[fresh], first[fresh]
+        need = n - chosen.size
+        if distinct.size >= need:
+            return np.concatenate([chosen, distinct[:need]]), tries + int(first[need - 1]) + 1
+        chosen = np.concatenate([chosen, distinct])
+        tries += block
+        block = min(2 * block, _MAX_BLOCK)
+    raise ValueError(f"drew {tries} candidates without finding {n} distinct ones; lower num_sampled")
 
 
 def expected_count(p: np.ndarray, n: int, tries: int) -> np.ndarray:
