@@ -59,6 +59,7 @@ from antcolony.graph.initializers import (
 )
 from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import nn
+from antcolony.graph.ops import random_namespace as random
 from antcolony.graph.ops.array import (
     concat,
     expand_dims,

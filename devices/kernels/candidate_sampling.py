@@ -18,10 +18,15 @@ from antcolony.graph.ops.candidate_sampling import shard_ids
 from .registry import Compute, KernelContext, register_kernel
 
 _FLT_MAX = np.finfo(np.float32).max
+_MAX_TRIES = 2**31 - 1  # TF's limit on rejection draws
+_MAX_BLOCK = 1 << 20
 
 
 class Distribution(Protocol):
-    """A distribution over ``[0, range_max)``: i.i.d. draws and the probability of given classes."""
+    """A distribution over ``[0, range_max)``: i.i.d. draws and the probability of given classes;
+    ``support`` is the number of classes it can draw."""
+
+    support: int
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray: ...
 
@@ -44,7 +49,7 @@ def distribution(op_type: str) -> Callable[[Callable[[KernelContext], Distributi
 
 class LogUniform:
     def __init__(self, range_max: int) -> None:
-        self.range_max = range_max
+        self.range_max = self.support = range_max
         self.log_range = math.log(range_max + 1)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -59,7 +64,7 @@ class LogUniform:
 
 class Uniform:
     def __init__(self, range_max: int) -> None:
-        self.range_max = range_max
+        self.range_max = self.support = range_max
         self.p = np.float32(1.0) / np.float32(range_max)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -83,6 +88,7 @@ class Unigram:
                 np.power(counts[kept_unigrams].astype(np.float32), np.float32(distortion)),
             ]
         )
+        self.support = int(np.count_nonzero(self.weights))
         self.total = np.cumsum(self.weights, dtype=np.float32)[-1] if self.weights.size else np.float32(0)
         self.cdf = np.cumsum(self.weights, dtype=np.float64)
 
@@ -100,18 +106,26 @@ class Unigram:
 def draw(dist: Distribution, rng: np.random.Generator, n: int, unique: bool) -> tuple[np.ndarray, int]:
     """``n`` candidates and the number of draws it took. With ``unique``, the candidates are the
     first ``n`` distinct values of an i.i.d. stream in order of first appearance (TF's rejection
-    loop, drawn in blocks); the number of draws is the position of the n-th one, plus one."""
+    loop, drawn in blocks); the number of draws is the position of the n-th one, plus one.
+    Memory stays within one block; like TF, it gives up after 2**31 - 1 draws."""
     if not unique:
         return dist.sample(rng, n), n
-    stream = np.empty(0, np.int64)
-    block = max(2 * n, 16)
-    while True:
-        stream = np.concatenate([stream, dist.sample(rng, block)])
-        _, first = np.unique(stream, return_index=True)
-        if first.size >= n:
-            chosen = np.sort(first)[:n]
-            return stream[chosen], int(chosen[-1]) + 1
-        block *= 2
+    chosen = np.empty(0, np.int64)
+    tries, block = 0, max(2 * n, 16)
+    while tries < _MAX_TRIES:
+        values = dist.sample(rng, block)
+        distinct, first = np.unique(values, return_index=True)
+        order = np.argsort(first)
+        distinct, first = distinct[order], first[order]
+        fresh = ~np.isin(distinct, chosen)
+        distinct, first = distinct[fresh], first[fresh]
+        need = n - chosen.size
+        if distinct.size >= need:
+            return np.concatenate([chosen, distinct[:need]]), tries + int(first[need - 1]) + 1
+        chosen = np.concatenate([chosen, distinct])
+        tries += block
+        block = min(2 * block, _MAX_BLOCK)
+    raise ValueError(f"drew {tries} candidates without finding {n} distinct ones; lower num_sampled")
 
 
 def expected_count(p: np.ndarray, n: int, tries: int) -> np.ndarray:
@@ -132,6 +146,11 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
         if tc.ndim != 2 or tc.shape[1] != num_true:
             raise ValueError(
                 f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
+            )
+        if unique and n > dist.support:
+            # the rejection loop would never end
+            raise ValueError(
+                f"{name}: cannot draw {n} distinct classes, only {dist.support} have a non-zero probability"
             )
         sampled, tries = draw(dist, rng, n, unique)
         true_count = expected_count(dist.probability(tc), n, tries)

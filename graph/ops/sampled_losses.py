@@ -110,6 +110,7 @@ def _accidental_hit_mask(labels: Tensor, sampled: Tensor, distinct: bool) -> Ten
     """[batch, num_sampled] bool: sampled candidate s is one of row b's true classes, counting a
     candidate sampled twice at its last position only (as compute_accidental_hits)."""
     hit = reduce_any(equal(expand_dims(labels, 2), reshape(sampled, [1, 1, -1])), axis=1)
+    # A sample of unknown size is taken as distinct: the "later" mask needs its size.
     if distinct or sampled._shape is None or sampled._shape[0] is None:
         return hit
     s = int(sampled._shape[0])

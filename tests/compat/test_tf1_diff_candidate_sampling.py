@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from antcolony.errors import GraphError
+from antcolony.errors import GraphError, InvalidArgumentError
 
 from .tf1_diff import (
     FRAMEWORKS,
@@ -190,6 +190,10 @@ def test_impossible_samples_are_refused() -> None:
             )
         with pytest.raises(GraphError, match="exactly one"):
             acv1.nn.fixed_unigram_candidate_sampler(TRUE, 2, 3, False, RANGE)
+        # 9 of the 12 ids have a weight: 10 distinct ones cannot be drawn
+        sample = SAMPLERS["unigram"](acv1, TRUE, 10, True)
+        with acv1.Session() as sess, pytest.raises(InvalidArgumentError, match="only 9 have a non-zero"):
+            sess.run(sample)
 
 
 H = Table()
@@ -206,3 +210,15 @@ H.case("one_true", TRUE[:, :1], _REPEATED, grad=False)(
 @pytest.mark.parametrize("case", H.params())
 def test_accidental_hits_match_tf1(case: Any) -> None:
     compare(case)
+
+
+def test_tf_random_names_the_samplers_as_tf_does() -> None:
+    for name in acv1.random.__all__:
+        assert hasattr(tf1.random, name), name
+    for name in (
+        "log_uniform_candidate_sampler",
+        "uniform_candidate_sampler",
+        "fixed_unigram_candidate_sampler",
+    ):
+        assert getattr(acv1.random, name) is getattr(acv1.nn, name)
+    assert acv1.random.uniform is acv1.random_uniform and acv1.random.set_random_seed is acv1.set_random_seed
