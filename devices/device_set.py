@@ -26,6 +26,7 @@ from .engine import RUNTIME_KEY as ENGINE_KEY
 from .engine import create_engine
 from .gpu import GpuWorker
 from .host_malloc import retain_freed_host_memory
+from .kernels.elementwise import set_threads as set_elementwise_threads
 from .memory import DeviceMemory
 from .pool_trim import trim_pools_forever
 
@@ -71,6 +72,8 @@ class DeviceSet:
         self.runtime = runtime
         self.settings = settings
         self._blas_limit = _limit_blas(settings.intra_op_threads)
+        # large elementwise updates (optimizer Apply* kernels) split over as many threads
+        set_elementwise_threads(settings.intra_op_threads)
         retain_freed_host_memory(settings.host_memory_retain)
         self.backend: GpuBackend = select_backend(
             settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory

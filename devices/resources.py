@@ -53,35 +53,37 @@ class VarRef:
         (host reads bypass it) and may see rows of both versions, as TF1's unlocked ref variables.
         """
         values = self.store.values
-        self.read()  # the uninitialized-value error
-        if _refs_of(values, self.name) > _STORED_ONLY or not _owns_writable(values[self.name]):
+        try:
             value = values[self.name]
+        except KeyError:
+            return self.read()  # raises the uninitialized-value error
+        if sys.getrefcount(value) > _HELD_BY_STORE_AND_LOCAL or not _owns_writable(value):
             # (a numpy scalar, e.g. from arithmetic on 0-d arrays, becomes a 0-d array)
             return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
-        return values[self.name]
+        return value
 
     @property
     def initialized(self) -> bool:
         return self.name in self.store.values
 
 
-def _refs_of(values: dict[str, Any], name: str) -> int:
-    return sys.getrefcount(values[name])
+def _refs_held(values: dict[str, Any], name: str) -> int:
+    value = values[name]
+    return sys.getrefcount(value)
 
 
-# What _refs_of reads for a value nothing but its dict holds (the interpreter's own temporary
-# references differ between versions, so it is measured rather than assumed).
-_STORED_ONLY = _refs_of({"x": object()}, "x")
+# What ``sys.getrefcount`` reads in ``mutable`` for a value nothing but the store holds (its dict
+# and the local variable; the interpreter's own temporary references differ between versions,
+# so it is measured by a function of the same shape rather than assumed).
+_HELD_BY_STORE_AND_LOCAL = _refs_held({"x": object()}, "x")
 
 
 def _owns_writable(value: Any) -> bool:
-    flags = getattr(value, "flags", None)
-    return (
-        flags is not None
-        and getattr(flags, "writeable", True)  # cupy arrays are always writable
-        and flags.c_contiguous
-        and getattr(value, "base", None) is None
-    )
+    if value.__class__ is np.ndarray:
+        flags = value.flags
+        return value.base is None and flags.c_contiguous and flags.writeable
+    other = getattr(value, "flags", None)  # cupy: always writable
+    return other is not None and other.c_contiguous and getattr(value, "base", None) is None
 
 
 class VariableStore:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,61 +22,94 @@ import numpy as np
 CHUNK = 1 << 15  # elements: 128 KiB of float32 per temporary
 PARALLEL_MIN = 1 << 20  # elements below which one thread does the work
 
-ChunkFn = Callable[[slice, list[Any]], None]
+ChunkFn = Callable[..., None]
+
+
+def _cores() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
 
 _pool: ThreadPoolExecutor | None = None
+_pool_workers = 0
 _pool_lock = threading.Lock()
-_threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+_threads = _cores()
 
 
 def set_threads(n: int | None) -> None:
     """The threads one large elementwise update may use (the session's intra-op setting); None:
     the cores this process may run on."""
-    global _threads, _pool
-    want = max(1, n) if n else max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-    with _pool_lock:
-        if want != _threads and _pool is not None:
-            _pool.shutdown(wait=False)
-            _pool = None
-        _threads = want
+    global _threads
+    _threads = max(1, n) if n else _cores()
 
 
 def threads() -> int:
     return _threads
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
+def _executor(workers: int) -> ThreadPoolExecutor:
+    # A pool is never shut down (a kernel may be submitting to it): a larger one replaces it.
+    global _pool, _pool_workers
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=_threads, thread_name_prefix="antcolony-intra-op")
+        if _pool is None or _pool_workers < workers:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="antcolony-intra-op")
+            _pool_workers = workers
         return _pool
 
 
-def run_chunked(xp: Any, n: int, dtype: Any, ntemps: int, fn: ChunkFn) -> None:
-    """Call ``fn(slice, temps)`` over consecutive slices covering ``range(n)``; ``temps`` are
-    ``ntemps`` scratch arrays of the slice's length and ``dtype``."""
-    if xp is not np or n <= CHUNK:
-        fn(slice(0, n), [xp.empty(n, dtype=dtype) for _ in range(ntemps)])
+class Scratch:
+    """One kernel's temporaries for variables of up to ``CHUNK`` elements, kept between calls. A
+    kernel updating a variable never runs twice at once (the dependency engine orders writes),
+    so they are never shared by two calls."""
+
+    __slots__ = ("_dtype", "_shape", "_temps", "ntemps")
+
+    def __init__(self, ntemps: int) -> None:
+        self.ntemps = ntemps
+        self._shape: Any = None
+        self._dtype: Any = None
+        self._temps: tuple[Any, ...] = ()
+
+    def like(self, a: Any) -> tuple[Any, ...]:
+        if a.shape != self._shape or a.dtype is not self._dtype:
+            self._temps = tuple(np.empty_like(a) for _ in range(self.ntemps))
+            self._shape, self._dtype = a.shape, a.dtype
+        return self._temps
+
+
+def run_chunked(xp: Any, arrays: Sequence[Any], scratch: Scratch, fn: ChunkFn, *extra: Any) -> None:
+    """``fn(*parts, *temps, *extra)`` over corresponding parts of ``arrays`` (all of one size; the first
+    sets the temporaries' dtype) that together cover them, in place where the arrays are
+    contiguous; ``temps`` are ``scratch.ntemps`` scratch arrays shaped like the parts. A small
+    array is one part: the arrays themselves, with ``scratch``'s temporaries."""
+    first = arrays[0]
+    n = first.size
+    if n <= CHUNK and xp is np:
+        fn(*arrays, *scratch.like(first), *extra)
         return
+    ntemps = scratch.ntemps
+    if xp is not np:
+        fn(*arrays, *[xp.empty_like(first) for _ in range(ntemps)], *extra)
+        return
+    flats = [a.reshape(-1) for a in arrays]
     parts = min(_threads, n // (PARALLEL_MIN // 2)) if n >= PARALLEL_MIN else 1
     if parts <= 1:
-        _run_range(0, n, dtype, ntemps, fn)
+        _run_range(flats, 0, n, ntemps, fn, extra)
         return
     # contiguous parts on chunk boundaries, the caller's thread taking the first
     step = -(-n // parts // CHUNK) * CHUNK
     bounds = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-    futures = [_executor().submit(_run_range, lo, hi, dtype, ntemps, fn) for lo, hi in bounds[1:]]
+    pool = _executor(parts - 1)
+    futures = [pool.submit(_run_range, flats, lo, hi, ntemps, fn, extra) for lo, hi in bounds[1:]]
     try:
-        _run_range(*bounds[0], dtype, ntemps, fn)
+        _run_range(flats, *bounds[0], ntemps, fn, extra)
     finally:
         for f in futures:
             f.result()
 
 
-def _run_range(lo: int, hi: int, dtype: Any, ntemps: int, fn: ChunkFn) -> None:
-    temps = [np.empty(CHUNK, dtype=dtype) for _ in range(ntemps)]
+def _run_range(flats: list[Any], lo: int, hi: int, ntemps: int, fn: ChunkFn, extra: tuple[Any, ...]) -> None:
+    temps = [np.empty(CHUNK, dtype=flats[0].dtype) for _ in range(ntemps)]
     for start in range(lo, hi, CHUNK):
         stop = min(hi, start + CHUNK)
         k = stop - start
-        fn(slice(start, stop), temps if k == CHUNK else [t[:k] for t in temps])
+        fn(*[f[start:stop] for f in flats], *(temps if k == CHUNK else [t[:k] for t in temps]), *extra)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
@@ -29,15 +31,18 @@ _ND_UFUNCS: dict[str, str | None] = {
 
 
 def scatter_rows(xp: Any, target: Any, idx: Any, updates: Any, ufunc: Any) -> None:
-    """target[idx] (op)= updates in place, repeated indices applied one after another."""
+    """target[idx] (op)= updates in place, the rows of repeated indices applied one after another
+    in index order (as TF's CPU kernels)."""
     if ufunc is None:
         target[idx] = updates
-    elif ufunc is xp.add or ufunc is xp.subtract:
-        # A sort-free fast path: when no index repeats, fancy-index arithmetic is exact and faster.
-        if _unique(xp, idx):
-            target[idx] = ufunc(target[idx], updates)
-        else:
-            ufunc.at(target, idx, updates)
+    elif _unique(xp, idx):
+        # no index repeats: fancy-index arithmetic is exact, and several times faster than .at
+        target[idx] = ufunc(target[idx], updates)
+    elif xp is np and target.ndim > 1 and target.flags.c_contiguous:
+        # ufunc.at has a fast loop for 1-D operands only: address the rows' elements one by one
+        row = int(np.prod(target.shape[1:]))
+        flat_idx = (idx.astype(np.intp)[:, None] * row + np.arange(row, dtype=np.intp)).reshape(-1)
+        ufunc.at(target.reshape(-1), flat_idx, np.ascontiguousarray(updates, dtype=target.dtype).reshape(-1))
     else:
         ufunc.at(target, idx, updates)
 

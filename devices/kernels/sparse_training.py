@@ -15,10 +15,10 @@ from typing import Any
 from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
-from .elementwise import run_chunked
+from .elementwise import Scratch, run_chunked
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import check_ids
-from .training import adam_alpha, adam_coefficients, flat, scalar
+from .training import adam_alpha, adam_coefficients, scalar
 
 
 def dedup(xp: Any, indices: Any, rows: Any) -> tuple[Any, Any]:
@@ -165,6 +165,7 @@ def _sparse_apply_adadelta(ctx: KernelContext) -> Compute:
 @register_kernel("SparseApplyAdam", aliasing=Aliasing.HELD, expensive=True)
 def _sparse_apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
+    scratch = Scratch(2)
     coefficients = adam_coefficients(xp)
 
     def compute(
@@ -190,16 +191,15 @@ def _sparse_apply_adam(ctx: KernelContext) -> Compute:
         v_a *= beta2
         m_a[idx] += g * one_minus_b1
         v_a[idx] += g * g * one_minus_b2
-        wf, mf, vf = flat(w), flat(m_a), flat(v_a)
 
-        def chunk(s: slice, t: list[Any]) -> None:
-            xp.sqrt(vf[s], out=t[0])
-            t[0] += eps
-            xp.multiply(mf[s], alpha, out=t[1])
-            t[1] /= t[0]
-            wf[s] -= t[1]
+        def chunk(wc: Any, mc: Any, vc: Any, t0: Any, t1: Any) -> None:
+            xp.sqrt(vc, t0)
+            t0 += eps
+            xp.multiply(mc, alpha, t1)
+            t1 /= t0
+            wc -= t1
 
-        run_chunked(xp, wf.size, w.dtype, 2, chunk)
+        run_chunked(xp, [w, m_a, v_a], scratch, chunk)
         return w
 
     return compute

@@ -14,15 +14,15 @@ import numpy as np
 
 from antcolony.errors import InvalidArgumentError
 
-from ..resources import VarRef, check_ref
-from .elementwise import run_chunked
+from ..resources import check_ref
+from .elementwise import CHUNK, Scratch, run_chunked
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-def mutable_matching(op: Any, ref: Any, grad: Any) -> tuple[VarRef, Any]:
+def mutable_matching(op: Any, ref: Any, grad: Any) -> Any:
     """The variable's stored array, to update in place; its shape must be the gradient's."""
     r = check_ref(ref, op)
-    value = r.read()
+    value = r.mutable()
     if value.shape != grad.shape:
         raise InvalidArgumentError(
             None,
@@ -30,14 +30,13 @@ def mutable_matching(op: Any, ref: Any, grad: Any) -> tuple[VarRef, Any]:
             f"gradient of shape {tuple(grad.shape)} does not match variable {r.name} of shape "
             f"{tuple(value.shape)}",
         )
-    del value  # (a reference held here would make mutable() copy)
-    return r, r.mutable()
+    return value
 
 
 def mutable_slot(op: Any, ref: Any, like: Any) -> Any:
     """A slot's stored array, to update in place; its shape must be its variable's."""
     r = check_ref(ref, op)
-    value = r.read()
+    value = r.mutable()
     if value.shape != like.shape:
         raise InvalidArgumentError(
             None,
@@ -45,8 +44,7 @@ def mutable_slot(op: Any, ref: Any, like: Any) -> Any:
             f"slot {r.name} of shape {tuple(value.shape)} does not match its variable of shape "
             f"{tuple(like.shape)}",
         )
-    del value
-    return r.mutable()
+    return value
 
 
 def scalar(x: Any) -> Any:
@@ -54,23 +52,23 @@ def scalar(x: Any) -> Any:
     return x[()] if x.__class__ is np.ndarray and not x.ndim else x
 
 
-def flat(x: Any) -> Any:
-    return x.reshape(-1)
+# The chunk functions below pass ufunc outputs positionally (out= as a keyword costs more per call
+# on small variables) and update their first arguments in place.
 
 
 @register_kernel("ApplyGradientDescent", aliasing=Aliasing.HELD, expensive=True)
 def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
+    scratch = Scratch(1)
 
     def compute(var: Any, alpha: Any, delta: Any) -> Any:
-        _, w = mutable_matching(op, var, delta)
-        wf, df = flat(w), flat(xp.asarray(delta, dtype=w.dtype))
+        w = mutable_matching(op, var, delta)
 
-        def chunk(s: slice, t: list[Any]) -> None:
-            xp.multiply(df[s], alpha, out=t[0])
-            wf[s] -= t[0]
+        def chunk(wc: Any, d: Any, t0: Any) -> None:
+            xp.multiply(d, alpha, t0)
+            wc -= t0
 
-        run_chunked(xp, wf.size, w.dtype, 1, chunk)
+        run_chunked(xp, [w, xp.asarray(delta, dtype=w.dtype)], scratch, chunk)
         return w
 
     return compute
@@ -80,27 +78,27 @@ def _apply_gradient_descent(ctx: KernelContext) -> Compute:
 def _apply_momentum(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
     nesterov = ctx.attr("use_nesterov")
+    scratch = Scratch(2 if nesterov else 1)
 
     def compute(var: Any, accum: Any, lr: Any, grad: Any, momentum: Any) -> Any:
-        _, w = mutable_matching(op, var, grad)
+        w = mutable_matching(op, var, grad)
         a = mutable_slot(op, accum, w)
-        wf, af, gf = flat(w), flat(a), flat(grad)
 
-        def chunk(s: slice, t: list[Any]) -> None:
+        def chunk(wc: Any, ac: Any, g: Any, t0: Any, *rest: Any) -> None:
             # accum = accum * momentum + grad; var -= lr * accum (Nesterov: grad*lr + accum*momentum*lr)
-            ac = af[s]
             ac *= momentum
-            ac += gf[s]
+            ac += g
             if nesterov:
-                xp.multiply(gf[s], lr, out=t[0])
-                xp.multiply(ac, momentum, out=t[1])
-                t[1] *= lr
-                t[0] += t[1]
+                t1 = rest[0]
+                xp.multiply(g, lr, t0)
+                xp.multiply(ac, momentum, t1)
+                t1 *= lr
+                t0 += t1
             else:
-                xp.multiply(ac, lr, out=t[0])
-            wf[s] -= t[0]
+                xp.multiply(ac, lr, t0)
+            wc -= t0
 
-        run_chunked(xp, wf.size, w.dtype, 2 if nesterov else 1, chunk)
+        run_chunked(xp, [w, a, grad], scratch, chunk)
         return w
 
     return compute
@@ -109,6 +107,7 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
 @register_kernel("ApplyAdam", aliasing=Aliasing.HELD, expensive=True)
 def _apply_adam(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
+    scratch = Scratch(2)
     nesterov = ctx.attr("use_nesterov")
     coefficients = adam_coefficients(xp)
 
@@ -124,38 +123,57 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         epsilon: Any,
         grad: Any,
     ) -> Any:
-        _, w = mutable_matching(op, var, grad)
+        w = mutable_matching(op, var, grad)
         m_a, v_a = mutable_slot(op, m, w), mutable_slot(op, v, w)
         one_minus_b1, one_minus_b2, eps = coefficients(beta1, beta2, epsilon)
         alpha = adam_alpha(xp, lr, beta1_power, beta2_power)
-        wf, mf, vf, gf = flat(w), flat(m_a), flat(v_a), flat(grad)
 
-        def chunk(s: slice, t: list[Any]) -> None:
-            g, mc, vc, t0, t1 = gf[s], mf[s], vf[s], t[0], t[1]
-            # m += (g - m) * (1 - beta1); v += (g*g - v) * (1 - beta2)
-            xp.subtract(g, mc, out=t0)
-            t0 *= one_minus_b1
-            mc += t0
-            xp.multiply(g, g, out=t0)
-            t0 -= vc
-            t0 *= one_minus_b2
-            vc += t0
-            # var -= (direction * alpha) / (sqrt(v) + eps)
-            xp.sqrt(vc, out=t0)
-            t0 += eps
-            if nesterov:
-                xp.multiply(g, one_minus_b1, out=t1)
-                t1 += mc * beta1
-                t1 *= alpha
-            else:
-                xp.multiply(mc, alpha, out=t1)
-            t1 /= t0
-            wf[s] -= t1
-
-        run_chunked(xp, wf.size, w.dtype, 2, chunk)
+        nesterov_beta1 = beta1 if nesterov else None
+        if xp is np and w.size <= CHUNK:  # (run_chunked's one part, without its call: small variables)
+            t0, t1 = scratch.like(w)
+            _adam_chunk(w, m_a, v_a, grad, t0, t1, xp, one_minus_b1, one_minus_b2, eps, alpha, nesterov_beta1)
+        else:
+            extra = (xp, one_minus_b1, one_minus_b2, eps, alpha, nesterov_beta1)
+            run_chunked(xp, [w, m_a, v_a, grad], scratch, _adam_chunk, *extra)
         return w
 
     return compute
+
+
+def _adam_chunk(
+    wc: Any,
+    mc: Any,
+    vc: Any,
+    g: Any,
+    t0: Any,
+    t1: Any,
+    xp: Any,
+    omb1: Any,
+    omb2: Any,
+    eps: Any,
+    alpha: Any,
+    nesterov_beta1: Any,
+) -> None:
+    """TF's ApplyAdam on one part (a module function: a closure per call costs small variables)."""
+    # m += (g - m) * (1 - beta1); v += (g*g - v) * (1 - beta2)
+    xp.subtract(g, mc, t0)
+    t0 *= omb1
+    mc += t0
+    xp.multiply(g, g, t0)
+    t0 -= vc
+    t0 *= omb2
+    vc += t0
+    # var -= (direction * alpha) / (sqrt(v) + eps); Nesterov's direction: g (1 - beta1) + beta1 m
+    xp.sqrt(vc, t0)
+    t0 += eps
+    if nesterov_beta1 is not None:
+        xp.multiply(g, omb1, t1)
+        t1 += mc * nesterov_beta1
+        t1 *= alpha
+    else:
+        xp.multiply(mc, alpha, t1)
+    t1 /= t0
+    wc -= t1
 
 
 def adam_coefficients(xp: Any) -> Any:
@@ -182,23 +200,22 @@ def adam_alpha(xp: Any, lr: Any, beta1_power: Any, beta2_power: Any) -> Any:
 @register_kernel("ApplyAdagrad", aliasing=Aliasing.HELD, expensive=True)
 def _apply_adagrad(ctx: KernelContext) -> Compute:
     xp, op = ctx.xp, ctx.op
+    scratch = Scratch(2)
 
     def compute(var: Any, accum: Any, lr: Any, grad: Any) -> Any:
-        _, w = mutable_matching(op, var, grad)
+        w = mutable_matching(op, var, grad)
         a = mutable_slot(op, accum, w)
-        wf, af, gf = flat(w), flat(a), flat(grad)
 
-        def chunk(s: slice, t: list[Any]) -> None:
+        def chunk(wc: Any, ac: Any, g: Any, t0: Any, t1: Any) -> None:
             # accum += grad**2; var -= lr * grad / sqrt(accum)
-            g, ac, t0, t1 = gf[s], af[s], t[0], t[1]
-            xp.multiply(g, g, out=t0)
+            xp.multiply(g, g, t0)
             ac += t0
-            xp.sqrt(ac, out=t0)
-            xp.multiply(g, lr, out=t1)
+            xp.sqrt(ac, t0)
+            xp.multiply(g, lr, t1)
             t1 /= t0
-            wf[s] -= t1
+            wc -= t1
 
-        run_chunked(xp, wf.size, w.dtype, 2, chunk)
+        run_chunked(xp, [w, a, grad], scratch, chunk)
         return w
 
     return compute
@@ -206,45 +223,44 @@ def _apply_adagrad(ctx: KernelContext) -> Compute:
 
 def _rmsprop(ctx: KernelContext, centered: bool) -> Compute:
     xp, op = ctx.xp, ctx.op
+    scratch = Scratch(2)
 
     def compute(var: Any, *args: Any) -> Any:
         grad = args[-1]
-        _, w = mutable_matching(op, var, grad)
-        mg_ref = args[0] if centered else None
+        w = mutable_matching(op, var, grad)
         ms_ref, mom_ref, lr, rho, momentum, eps = args[1:-1] if centered else args[:-1]
         ms, mom = mutable_slot(op, ms_ref, w), mutable_slot(op, mom_ref, w)
-        mg = mutable_slot(op, mg_ref, w) if centered else None
         one_minus_rho = xp.asarray(1 - scalar(rho))
-        wf, msf, momf, gf = flat(w), flat(ms), flat(mom), flat(grad)
-        mgf = flat(mg) if mg is not None else None
 
-        def chunk(s: slice, t: list[Any]) -> None:
-            g, msc, mc, t0, t1 = gf[s], msf[s], momf[s], t[0], t[1]
+        def chunk(wc: Any, msc: Any, mc: Any, g: Any, *rest: Any) -> None:
+            mgc, t0, t1 = rest if centered else (None, *rest)
             # ms += (g*g - ms) * (1 - rho)
-            xp.multiply(g, g, out=t0)
+            xp.multiply(g, g, t0)
             t0 -= msc
             t0 *= one_minus_rho
             msc += t0
-            if mgf is not None:
+            if mgc is not None:
                 # mg += (g - mg) * (1 - rho); denominator ms - mg**2 + eps
-                mgc = mgf[s]
-                xp.subtract(g, mgc, out=t0)
+                xp.subtract(g, mgc, t0)
                 t0 *= one_minus_rho
                 mgc += t0
-                xp.multiply(mgc, mgc, out=t0)
-                xp.subtract(msc, t0, out=t0)
+                xp.multiply(mgc, mgc, t0)
+                xp.subtract(msc, t0, t0)
                 t0 += eps
             else:
-                xp.add(msc, eps, out=t0)
+                xp.add(msc, eps, t0)
             # mom = mom * momentum + lr * g / sqrt(denominator); var -= mom
-            xp.sqrt(t0, out=t0)
-            xp.multiply(g, lr, out=t1)
+            xp.sqrt(t0, t0)
+            xp.multiply(g, lr, t1)
             t1 /= t0
             mc *= momentum
             mc += t1
-            wf[s] -= mc
+            wc -= mc
 
-        run_chunked(xp, wf.size, w.dtype, 2, chunk)
+        arrays = [w, ms, mom, grad]
+        if centered:
+            arrays.append(mutable_slot(op, args[0], w))
+        run_chunked(xp, arrays, scratch, chunk)
         return w
 
     return compute
