@@ -132,3 +132,11 @@ def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict
 def test_the_hot_path_workload_runs_both_figures():
     assert "us per node" in _run("bench_hot_path.py", "chain", "2")
     assert "us per session.run" in _run("bench_hot_path.py", "fixed", "20")
+
+
+def test_the_model_benchmark_runs_each_side_in_a_child_and_prints_a_row_per_model():
+    out = _run("bench_models.py", "--quick", "--models", "mlp", timeout=300)
+    row = next(line for line in out.splitlines() if line.startswith("mlp "))
+    # antcolony's best (median) ms; with TensorFlow installed, TF1's, the ratio, target and verdict
+    assert "(" in row and ")" in row, row
+    assert row.split()[-1] in ("met", "MISSED") or "absolute figures" in out, row

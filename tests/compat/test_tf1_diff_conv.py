@@ -124,6 +124,22 @@ T.case("conv2d_explicit_padding_nchw", X_NCHW, F, grad=False)(
 T.case("conv2d_pointwise", X, normal(1, 1, 3, 5, tag="pw1"), **GRAD)(
     lambda tf, x, f: [tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"), tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME")]
 )
+# 16 channels take BackpropInput's GEMM per tap; 40 images of 12x12x16 under a 3x3 filter are
+# more than one CPU slice of the batch (devices/kernels/conv.py), the last one shorter; the
+# filter gradient sums 5760 products per element (magnitudes ~200), hence its float32 atol
+T.case(
+    "conv2d_wide_batch_slices",
+    normal(40, 12, 12, 16, tag="wide"),
+    normal(3, 3, 16, 8, tag="fw") * 0.3,
+    atol=1e-5,
+    grad_atol=2e-3,
+)(
+    lambda tf, x, f: [
+        tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"),
+        tf.nn.conv2d(x, f, [1, 2, 2, 1], "VALID", dilations=[1, 1, 1, 1]),
+        tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID", dilations=[1, 2, 2, 1]),
+    ]
+)
 T.case("conv2d_unknown_batch", X, F, unknown_batch=True, **GRAD)(
     lambda tf, x, f: tf.nn.relu(tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME"))
 )
