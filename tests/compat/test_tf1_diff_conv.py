@@ -111,6 +111,16 @@ for _pad in ["SAME", "VALID"]:
         ]
     )
 
+# windows that tile the input exactly (MaxPoolGrad writes each element once), with ties
+T.case("max_pool_ties_tiled", rng("tiles").integers(0, 3, (2, 8, 6, 3)).astype(np.float32))(
+    lambda tf, x: [
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+        tf.nn.max_pool(x, [1, 2, 3, 1], [1, 2, 3, 1], "SAME"),
+        tf.nn.max_pool(
+            tf.transpose(x, [0, 3, 1, 2]), [1, 1, 4, 2], [1, 1, 4, 2], "VALID", data_format="NCHW"
+        ),
+    ]
+)
 T.case("conv2d_explicit_padding", X, F, **GRAD)(
     lambda tf, x, f: [
         tf.nn.conv2d(x, f, [1, 1, 1, 1], EXPLICIT),
