@@ -107,6 +107,35 @@ def _max_pool_grad(ctx: KernelContext) -> Compute:
     return compute
 
 
+@register_kernel("MaxPoolGradGrad", expensive=True)
+def _max_pool_grad_grad(ctx: KernelContext) -> Compute:
+    xp, geo = ctx.xp, Geometry(ctx.op.attrs)
+
+    def compute(x: Any, y: Any, g: Any) -> Any:
+        fmt = geo.data_format
+        x, y, g = to_nhwc(x, fmt), to_nhwc(y, fmt), to_nhwc(g, fmt)
+        n, h, w, c = x.shape
+        win = _window(ctx, geo, h, w)
+        if g.shape != x.shape or y.shape != (n, win.out_h, win.out_w, c):
+            raise InvalidArgumentError(
+                None,
+                ctx.op,
+                f"grad {tuple(g.shape)} must have orig_input's shape {tuple(x.shape)} and orig_output "
+                f"{tuple(y.shape)} the pooled shape {(n, win.out_h, win.out_w, c)} (NHWC)",
+            )
+        xpad, gpad = padded(xp, x, win, -np.inf), padded(xp, g, win)
+        out = xp.zeros(y.shape, dtype=g.dtype)
+        open_ = xp.ones(y.shape, dtype=bool)  # as MaxPoolGrad: the first maximum of each window
+        for i, j in _taps(win):
+            hit = tap(xpad, win, i, j) == y
+            hit &= open_
+            out += tap(gpad, win, i, j) * hit
+            open_ &= ~hit
+        return from_nhwc(xp, out, fmt)
+
+    return compute
+
+
 def _counts(xp: Any, win: Window, h: int, w: int, dtype: Any) -> Any:
     """(out_h, out_w, 1) number of real input elements under each window."""
 

@@ -180,6 +180,13 @@ def _grad_of(op):  # the gradient op of a pool as a forward op, so its own gradi
 T.case("avg_pool_grad_SAME", X, normal(2, 4, 5, 3, tag="pdy"))(
     _grad_of(lambda tf, x: tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"))
 )
+for _name, _x in [("", X), ("_ties", TIES)]:
+    T.case(f"max_pool_grad{_name}_SAME", _x, normal(2, 4, 5, 3, tag="pdy"))(
+        _grad_of(lambda tf, x: tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"))
+    )
+T.case("max_pool_grad_tiled", TIES[:, :6, :8], normal(2, 3, 4, 3, tag="tdy"))(
+    _grad_of(lambda tf, x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))
+)
 T.case("conv2d_grad_of_grad", X, F, **GRAD)(
     lambda tf, x, f: tf.gradients(tf.reduce_sum(tf.square(tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME"))), [x, f])
 )
