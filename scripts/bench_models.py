@@ -14,7 +14,9 @@ Each (model, side) runs in its own child process (``--child NAME SIDE``), so nei
 threads, allocator or imports disturb the other; the sides alternate, starting with a different
 side each round. A child runs 3 warm-up steps, then times ``--steps`` steps. Per model the table
 shows the best (and median) step of all rounds on each side, the ratio of the bests, the target
-and ``met`` / ``MISSED``. Both sides compute on 2 threads (see ``THREADS``); TF runs with Grappler
+and ``met`` / ``MISSED`` (judged on wall-clock time); a second line gives the process CPU time
+per step (all threads), which a loaded machine disturbs less than wall-clock time, though spin
+waits of either side's thread pools count in it. Both sides compute on 2 threads (see ``THREADS``); TF runs with Grappler
 off (the executor and kernels are compared, not graph rewrites). Without TensorFlow installed the
 table shows antcolony's absolute figures only.
 """
@@ -86,16 +88,18 @@ def _tf1() -> tuple[Any, Any]:
     return tf, config
 
 
-def time_steps(step: Callable[[], None], warmup: int, steps: int) -> list[float]:
-    """Seconds per step of ``steps`` timed steps after ``warmup`` untimed ones."""
+def time_steps(step: Callable[[], None], warmup: int, steps: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and process CPU seconds per step of ``steps`` timed steps after ``warmup``
+    untimed ones."""
     for _ in range(warmup):
         step()
-    times = []
+    wall, cpu = [], []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
-        times.append(time.perf_counter() - t0)
-    return times
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return wall, cpu
 
 
 def child(name: str, side: str, steps: int, gpu: bool) -> None:
@@ -105,28 +109,35 @@ def child(name: str, side: str, steps: int, gpu: bool) -> None:
     module, _ = load_models()[name]
     tf, config = _antcolony(gpu) if side == "antcolony" else _tf1()
     step = module.build(name, tf, config)
-    print(json.dumps({"times": time_steps(step, WARMUP, steps)}))
+    wall, cpu = time_steps(step, WARMUP, steps)
+    print(json.dumps({"times": wall, "cpu": cpu}))
 
 
-def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float) -> list[float]:
+def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float) -> dict[str, list[float]]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, side, "--steps", str(steps)]
     if gpu:
         cmd.append("--gpu")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
     if out.returncode != 0:
         raise RuntimeError(f"{name} on {side} failed:\n{out.stderr[-3000:]}")
-    return list(json.loads(out.stdout.strip().splitlines()[-1])["times"])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"wall": list(result["times"]), "cpu": list(result["cpu"])}
 
 
 # -- the parent: alternate sides, print the table -----------------------------------------------
 
 
-def measure(name: str, sides: tuple[str, ...], rounds: int, steps: int, gpu: bool, timeout: float) -> dict:
-    times: dict[str, list[float]] = {s: [] for s in sides}
+def measure(
+    name: str, sides: tuple[str, ...], rounds: int, steps: int, gpu: bool, timeout: float
+) -> dict[str, dict[str, list[float]]]:
+    """side -> {"wall": seconds per step, "cpu": process CPU seconds per step}, over all rounds."""
+    times: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": []} for s in sides}
     for r in range(rounds):
         order = sides if r % 2 == 0 else tuple(reversed(sides))
         for side in order:
-            times[side] += run_child(name, side, steps, gpu, timeout)
+            got = run_child(name, side, steps, gpu, timeout)
+            for kind in ("wall", "cpu"):
+                times[side][kind] += got[kind]
     return times
 
 
@@ -170,14 +181,21 @@ def main(argv: list[str] | None = None) -> int:
     missed = 0
     for name in names:
         times = measure(name, sides, args.rounds, args.steps, args.gpu, args.timeout)
-        row = f"{name:<14} {_ms(times['antcolony']):>19}"
+        ours = times["antcolony"]
+        row = f"{name:<14} {_ms(ours['wall']):>19}"
+        cpu = f"{'':<14} {_ms(ours['cpu']):>19}"
         if compare:
             target = models[name][1]
-            ratio = min(times["antcolony"]) / min(times["tf1"])
+            ratio = min(ours["wall"]) / min(times["tf1"]["wall"])
             verdict = "met" if ratio <= target else "MISSED"
             missed += verdict == "MISSED"
-            row += f" {_ms(times['tf1']):>19} {ratio:6.2f} {target:6.2f} {verdict}"
+            row += f" {_ms(times['tf1']['wall']):>19} {ratio:6.2f} {target:6.2f} {verdict}"
+            cpu_ratio = min(ours["cpu"]) / min(times["tf1"]["cpu"])
+            cpu += f" {_ms(times['tf1']['cpu']):>19} {cpu_ratio:6.2f}  (process CPU ms per step)"
+        else:
+            cpu += "  (process CPU ms per step)"
         print(row, flush=True)
+        print(cpu, flush=True)
     if compare:
         print(f"{len(names) - missed} of {len(names)} targets met")
     return 0
