@@ -238,3 +238,22 @@ def test_conv_and_pool_steps_on_the_simulated_gpu_match_the_cpu():
     assert on_gpu and all("gpu" in d.lower() for d in on_gpu), on_gpu
     for a, b in zip(gpu, cpu):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_shapes_known_only_at_run_time_are_checked_by_the_kernels():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, None, None, None])
+        dw = tf.nn.depthwise_conv2d_native(x, tf.zeros([3, 3, 2, 1]), 1, "SAME", name="dw")
+        pool = tf.nn.max_pool(x, 3, 1, "VALID", name="pool")
+        with tf.Session() as sess:
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match=r"3 channels but the filter of shape \(3, 3, 2, 1\)"
+            ) as e:
+                sess.run(dw, {x: np.zeros((1, 4, 4, 3), np.float32)})
+            assert e.value.op.name == "dw"
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match="3x3 window does not fit in the 2x2 input"
+            ):
+                sess.run(pool, {x: np.zeros((1, 2, 2, 1), np.float32)})
+            # the session stays usable
+            assert sess.run(pool, {x: np.ones((1, 3, 3, 1), np.float32)}).shape == (1, 1, 1, 1)
