@@ -131,6 +131,9 @@ T.case("conv2d_explicit_padding", X, F, **GRAD)(
 T.case("conv2d_explicit_padding_nchw", X_NCHW, F, grad=False)(
     lambda tf, x, f: tf.nn.conv2d(x, f, _nchw(2), EXPLICIT_NCHW, data_format="NCHW")
 )
+T.case("atrous_conv2d", X, F, **GRAD)(
+    lambda tf, x, f: [tf.nn.atrous_conv2d(x, f, 2, "SAME"), tf.nn.atrous_conv2d(x, f, 2, "VALID")]
+)
 T.case("conv2d_pointwise", X, normal(1, 1, 3, 5, tag="pw1"), **GRAD)(
     lambda tf, x, f: [tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"), tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME")]
 )
