@@ -175,3 +175,11 @@ def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates():
     )
     assert "speedup" in out and "prefetch(2)" in out
     assert "tf_record_iterator      antcolony" in out and "parse + batch(128)      antcolony" in out
+
+
+def test_the_model_benchmark_runs_each_side_in_a_child_and_prints_a_row_per_model():
+    out = _run("bench_models.py", "--quick", "--models", "mlp", timeout=300)
+    row = next(line for line in out.splitlines() if line.startswith("mlp "))
+    # antcolony's best (median) ms; with TensorFlow installed, TF1's, the ratio, target and verdict
+    assert "(" in row and ")" in row, row
+    assert row.split()[-1] in ("met", "MISSED") or "absolute figures" in out, row

@@ -21,6 +21,7 @@ from .conv import conv_op
 from .conv_geometry import explicit_paddings_attr, four, spatial_axes
 
 __all__ = [
+    "atrous_conv2d",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
@@ -83,6 +84,11 @@ def conv2d(
                 f"conv2d needs an input with known height, width and channels, got {x.name} {x.shape}"
             )
     return conv_op("Conv2D", [x, k], attrs, name or "Conv2D")
+
+
+def atrous_conv2d(value: Any, filters: Any, rate: int, padding: Any, name: str | None = None) -> Tensor:
+    """TF1's atrous (dilated) convolution: conv2d with unit strides and dilation ``rate``."""
+    return conv2d(value, filters, 1, padding, dilations=rate, name=name or "atrous_conv2d")
 
 
 def conv2d_backprop_input(

@@ -403,6 +403,7 @@ def _l2_loss_grad(op: Operation, grad: Tensor) -> list:
 # Compositions of the ops above and elsewhere, exported as part of ``ac.nn`` (TF's namespace).
 from .activations import elu, leaky_relu, relu6, selu, softplus, softsign  # noqa: E402
 from .conv_api import (  # noqa: E402
+    atrous_conv2d,
     conv2d,
     conv2d_backprop_filter,
     conv2d_backprop_input,
@@ -423,6 +424,7 @@ from .normalization import batch_normalization, l2_normalize, moments  # noqa: E
 from .pooling import avg_pool, avg_pool2d, max_pool, max_pool2d  # noqa: E402
 
 __all__ += [
+    "atrous_conv2d",
     "avg_pool",
     "avg_pool2d",
     "batch_normalization",

@@ -1,5 +1,6 @@
 """2-D pooling ops with kernels, as TF's: ``MaxPool`` (gradient ``MaxPoolGrad``, which routes
-each output's gradient to the first maximum of its window) and ``AvgPool`` (gradient
+each output's gradient to the first maximum of its window; its own gradient ``MaxPoolGradGrad``
+reads the gradient at that maximum) and ``AvgPool`` (gradient
 ``AvgPoolGrad``; SAME padding is not counted in the mean). Attrs are TF's: ``ksize``,
 ``strides`` (4-vectors in ``data_format`` order), ``padding`` "SAME" / "VALID".
 """
@@ -15,6 +16,7 @@ from ..core import Operation, Tensor
 from ..gradients import register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
+from .array import zeros_like
 from .conv import shape_of, static_sizes
 from .conv_geometry import four, spatial_axes, window_of
 
@@ -81,6 +83,18 @@ def _max_pool_grad_shape(op: Operation) -> list:
                 f"{S.format_shape(x._shape)} gives {S.format_shape(want)}"
             )
     return [(x.dtype, x._shape if x._shape is not None else (None,) * 4)]
+
+
+@register_op("MaxPoolGradGrad")
+def _max_pool_grad_grad_shape(op: Operation) -> list:
+    x, y, g = op.inputs
+    _check_attrs(op)
+    if not S.compatible(x._shape, g._shape):
+        raise ValueError(
+            f"grad {g.name} {S.format_shape(g._shape)} must have the shape of orig_input {x.name} "
+            f"{S.format_shape(x._shape)}"
+        )
+    return [(y.dtype, _pooled_shape(op, x._shape))]
 
 
 @register_op("AvgPoolGrad")
@@ -156,6 +170,24 @@ def _attrs(op: Operation) -> dict[str, Any]:
 def _max_pool_grad(op: Operation, grad: Tensor) -> list:
     args = [op.inputs[0], op.outputs[0], grad]
     return [make_op("MaxPoolGrad", args, _attrs(op), "MaxPoolGrad").outputs[0]]
+
+
+@register_gradient("MaxPoolGrad")
+def _max_pool_grad_grad(op: Operation, grad: Tensor) -> list:
+    # MaxPoolGrad is linear in its gradient input, and routes it by the (fixed) argmax.
+    x, y, _ = op.inputs
+    gg = make_op("MaxPoolGradGrad", [x, y, grad], _attrs(op), "MaxPoolGradGrad").outputs[0]
+    return [zeros_like(x), zeros_like(y), gg]
+
+
+@register_gradient("MaxPoolGradGrad")
+def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> list:
+    x, y, _ = op.inputs
+    return [
+        zeros_like(x),
+        zeros_like(y),
+        make_op("MaxPoolGrad", [x, y, grad], _attrs(op), "MaxPoolGrad").outputs[0],
+    ]
 
 
 @register_gradient("AvgPool")

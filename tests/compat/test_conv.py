@@ -201,3 +201,59 @@ def test_shape_errors_name_both_shapes():
             tf.nn.conv2d_transpose(tf.zeros([1, 2, 2, 2]), tf.zeros([3, 3, 1, 3]), [1, 4, 4, 1], 2)
         with pytest.raises(ValueError, match="batch and channel entries must be 1"):
             tf.nn.conv2d(x, tf.zeros([3, 3, 3, 1]), [2, 1, 1, 1], "SAME")
+
+
+def test_conv_and_pool_steps_on_the_simulated_gpu_match_the_cpu():
+    x = _rng.standard_normal((3, 9, 7, 2)).astype(np.float32)
+    k = _rng.standard_normal((3, 3, 2, 4)).astype(np.float32)
+
+    def run(config, devices):
+        g = tf.Graph()
+        with g.as_default():
+            xt = tf.placeholder(tf.float32, [None, 9, 7, 2])
+            kt = tf.Variable(k)
+            y = tf.nn.conv2d(xt, kt, [1, 2, 1, 1], "SAME")
+            y = tf.nn.avg_pool(tf.nn.max_pool(y, 2, 1, "SAME"), 3, 2, "VALID")
+            y = tf.nn.conv2d_transpose(
+                y, tf.ones([2, 2, 3, 4]), tf.stack([tf.shape(y)[0], 4, 6, 3]), 2, "SAME"
+            )
+            loss = tf.reduce_sum(tf.square(y))
+            grads = tf.gradients(loss, [xt, kt])
+            with tf.Session(config=config) as sess:
+                sess.run(tf.global_variables_initializer())
+                meta = tf.RunMetadata()
+                options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+                out = sess.run([y, *grads], {xt: x}, options=options, run_metadata=meta)
+        devices.update(
+            s.device for s in meta.step_stats if s.op_type.startswith(("Conv2D", "MaxPool", "AvgPool"))
+        )
+        return out
+
+    on_cpu: set[str] = set()
+    on_gpu: set[str] = set()
+    cpu = run(tf.SessionConfig(), on_cpu)
+    # gpu_backend "auto": a simulated GPU where CUDA is absent (the compat sessions share one Runtime)
+    gpu = run(tf.SessionConfig(default_device="/gpu:0"), on_gpu)
+    assert on_cpu and all("cpu" in d.lower() for d in on_cpu), on_cpu
+    assert on_gpu and all("gpu" in d.lower() for d in on_gpu), on_gpu
+    for a, b in zip(gpu, cpu):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_shapes_known_only_at_run_time_are_checked_by_the_kernels():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, None, None, None])
+        dw = tf.nn.depthwise_conv2d_native(x, tf.zeros([3, 3, 2, 1]), 1, "SAME", name="dw")
+        pool = tf.nn.max_pool(x, 3, 1, "VALID", name="pool")
+        with tf.Session() as sess:
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match=r"3 channels but the filter of shape \(3, 3, 2, 1\)"
+            ) as e:
+                sess.run(dw, {x: np.zeros((1, 4, 4, 3), np.float32)})
+            assert e.value.op.name == "dw"
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match="3x3 window does not fit in the 2x2 input"
+            ):
+                sess.run(pool, {x: np.zeros((1, 2, 2, 1), np.float32)})
+            # the session stays usable
+            assert sess.run(pool, {x: np.ones((1, 3, 3, 1), np.float32)}).shape == (1, 1, 1, 1)

@@ -111,6 +111,16 @@ for _pad in ["SAME", "VALID"]:
         ]
     )
 
+# windows that tile the input exactly (MaxPoolGrad writes each element once), with ties
+T.case("max_pool_ties_tiled", rng("tiles").integers(0, 3, (2, 8, 6, 3)).astype(np.float32))(
+    lambda tf, x: [
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+        tf.nn.max_pool(x, [1, 2, 3, 1], [1, 2, 3, 1], "SAME"),
+        tf.nn.max_pool(
+            tf.transpose(x, [0, 3, 1, 2]), [1, 1, 4, 2], [1, 1, 4, 2], "VALID", data_format="NCHW"
+        ),
+    ]
+)
 T.case("conv2d_explicit_padding", X, F, **GRAD)(
     lambda tf, x, f: [
         tf.nn.conv2d(x, f, [1, 1, 1, 1], EXPLICIT),
@@ -121,8 +131,27 @@ T.case("conv2d_explicit_padding", X, F, **GRAD)(
 T.case("conv2d_explicit_padding_nchw", X_NCHW, F, grad=False)(
     lambda tf, x, f: tf.nn.conv2d(x, f, _nchw(2), EXPLICIT_NCHW, data_format="NCHW")
 )
+T.case("atrous_conv2d", X, F, **GRAD)(
+    lambda tf, x, f: [tf.nn.atrous_conv2d(x, f, 2, "SAME"), tf.nn.atrous_conv2d(x, f, 2, "VALID")]
+)
 T.case("conv2d_pointwise", X, normal(1, 1, 3, 5, tag="pw1"), **GRAD)(
     lambda tf, x, f: [tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"), tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME")]
+)
+# 16 channels take BackpropInput's GEMM per tap; 40 images of 12x12x16 under a 3x3 filter are
+# more than one CPU slice of the batch (devices/kernels/conv.py), the last one shorter; the
+# filter gradient sums 5760 products per element (magnitudes ~200), hence its float32 atol
+T.case(
+    "conv2d_wide_batch_slices",
+    normal(40, 12, 12, 16, tag="wide"),
+    normal(3, 3, 16, 8, tag="fw") * 0.3,
+    atol=1e-5,
+    grad_atol=2e-3,
+)(
+    lambda tf, x, f: [
+        tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"),
+        tf.nn.conv2d(x, f, [1, 2, 2, 1], "VALID", dilations=[1, 1, 1, 1]),
+        tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID", dilations=[1, 2, 2, 1]),
+    ]
 )
 T.case("conv2d_unknown_batch", X, F, unknown_batch=True, **GRAD)(
     lambda tf, x, f: tf.nn.relu(tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME"))
@@ -153,6 +182,13 @@ def _grad_of(op):  # the gradient op of a pool as a forward op, so its own gradi
 
 T.case("avg_pool_grad_SAME", X, normal(2, 4, 5, 3, tag="pdy"))(
     _grad_of(lambda tf, x: tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"))
+)
+for _name, _x in [("", X), ("_ties", TIES)]:
+    T.case(f"max_pool_grad{_name}_SAME", _x, normal(2, 4, 5, 3, tag="pdy"))(
+        _grad_of(lambda tf, x: tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"))
+    )
+T.case("max_pool_grad_tiled", TIES[:, :6, :8], normal(2, 3, 4, 3, tag="tdy"))(
+    _grad_of(lambda tf, x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))
 )
 T.case("conv2d_grad_of_grad", X, F, **GRAD)(
     lambda tf, x, f: tf.gradients(tf.reduce_sum(tf.square(tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME"))), [x, f])

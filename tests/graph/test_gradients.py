@@ -580,6 +580,113 @@ def _segment_cases() -> list[Case]:
     ]
 
 
+def distinct(*shape: int) -> np.ndarray:
+    """Values 0.1 apart in random order: no ties in a max-pool window, even under the probes."""
+    return _rng.permutation(int(np.prod(shape))).reshape(shape) * 0.1
+
+
+def _conv_cases() -> list[Case]:
+    pool = {"ksize": [1, 3, 2, 1], "strides": [1, 2, 1, 1], "padding": "SAME", "data_format": "NHWC"}
+
+    def pooled(op_type: str) -> Callable[..., Any]:
+        def build(x: Any, g: Any) -> Any:
+            y = ac.nn.max_pool(x, pool["ksize"], pool["strides"], "SAME")
+            return make_op(op_type, [x, y, g], pool, op_type).outputs[0]
+
+        return build
+
+    def avg_pool_grad(dy: Any) -> Any:
+        sizes = ac.constant(np.array([2, 5, 4, 3], np.int32))
+        return make_op("AvgPoolGrad", [sizes, dy], pool, "AvgPoolGrad").outputs[0]
+
+    nn = ac.nn
+    return [
+        Case(
+            "Conv2D SAME stride",
+            ("Conv2D",),
+            lambda x, f: nn.conv2d(x, f, [1, 2, 1, 1], "SAME"),
+            (normal(2, 5, 4, 3), normal(3, 2, 3, 2)),
+        ),
+        Case(
+            "Conv2D NCHW dilated",
+            ("Conv2D",),
+            lambda x, f: nn.conv2d(x, f, 1, "VALID", data_format="NCHW", dilations=[1, 1, 2, 1]),
+            (normal(2, 3, 5, 4), normal(2, 2, 3, 2)),
+        ),
+        Case(
+            "Conv2DBackpropInput",
+            ("Conv2DBackpropInput",),
+            lambda f, dy: nn.conv2d_backprop_input([2, 5, 4, 3], f, dy, [1, 2, 1, 1], "SAME"),
+            (normal(3, 2, 3, 2), normal(2, 3, 4, 2)),
+        ),
+        Case(
+            "Conv2DBackpropFilter",
+            ("Conv2DBackpropFilter",),
+            lambda x, dy: nn.conv2d_backprop_filter(x, [3, 2, 3, 2], dy, [1, 2, 1, 1], "SAME"),
+            (normal(2, 5, 4, 3), normal(2, 3, 4, 2)),
+        ),
+        Case(
+            "DepthwiseConv2dNative",
+            ("DepthwiseConv2dNative",),
+            lambda x, f: nn.depthwise_conv2d_native(x, f, [1, 2, 1, 1], "SAME"),
+            (normal(2, 5, 4, 3), normal(3, 2, 3, 2)),
+        ),
+        Case(
+            "DepthwiseConv2dNativeBackpropInput",
+            ("DepthwiseConv2dNativeBackpropInput",),
+            lambda f, dy: make_op(
+                "DepthwiseConv2dNativeBackpropInput",
+                [ac.constant(np.array([2, 5, 4, 3], np.int32)), f, dy],
+                _DW_ATTRS,
+                "DW",
+            ).outputs[0],
+            (normal(3, 2, 3, 2), normal(2, 5, 4, 6)),
+        ),
+        Case(
+            "DepthwiseConv2dNativeBackpropFilter",
+            ("DepthwiseConv2dNativeBackpropFilter",),
+            lambda x, dy: make_op(
+                "DepthwiseConv2dNativeBackpropFilter",
+                [x, ac.constant(np.array([3, 2, 3, 2], np.int32)), dy],
+                _DW_ATTRS,
+                "DW",
+            ).outputs[0],
+            (normal(2, 5, 4, 3), normal(2, 5, 4, 6)),
+        ),
+        Case(
+            "MaxPool",
+            ("MaxPool",),
+            lambda x: nn.max_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME"),
+            (distinct(2, 5, 4, 3),),
+        ),
+        Case(
+            "MaxPoolGrad", ("MaxPoolGrad",), pooled("MaxPoolGrad"), (distinct(2, 5, 4, 3), normal(2, 3, 4, 3))
+        ),
+        Case(
+            "MaxPoolGradGrad",
+            ("MaxPoolGradGrad",),
+            pooled("MaxPoolGradGrad"),
+            (distinct(2, 5, 4, 3), normal(2, 5, 4, 3)),
+        ),
+        Case(
+            "AvgPool",
+            ("AvgPool",),
+            lambda x: nn.avg_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME"),
+            (normal(2, 5, 4, 3),),
+        ),
+        Case("AvgPoolGrad", ("AvgPoolGrad",), avg_pool_grad, (normal(2, 3, 4, 3),)),
+    ]
+
+
+_DW_ATTRS = {
+    "strides": [1, 1, 1, 1],
+    "padding": "SAME",
+    "explicit_paddings": [],
+    "data_format": "NHWC",
+    "dilations": [1, 1, 1, 1],
+}
+
+
 CASES: list[Case] = (
     [Case(t, (t,), fn, (make(3, 4),)) for t, fn, make in _UNARY]
     + _binary_cases()
@@ -591,6 +698,7 @@ CASES: list[Case] = (
     + _sequence_cases()
     + _segment_cases()
     + [_lstm_gates_case()]
+    + _conv_cases()
 )
 
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
