@@ -38,6 +38,7 @@ from antcolony.actors.step import StepState
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
 from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
+from antcolony.devices.launch import DropLaunches
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
     ActorError,
@@ -522,16 +523,43 @@ class Session:
         assert self._devices is not None
         return list(self._devices.devices)
 
+    async def _drop_gpu_work(self) -> None:
+        """The GPUs drop the launches of aborted steps still queued (on the process's GPU
+        workers, shared with other sessions, and on their streams), and this waits, at most
+        ``CLOSE_DRAIN_S``, for the ones already running: the device and the memory the steps
+        held are free when ``close`` returns."""
+        devices, rt = self._devices, self._runtime
+        if devices is None or rt is None or rt.closed or not devices.gpu_workers:
+            return
+        asks = [w.ask(DropLaunches(_of_aborted_step)) for w in devices.gpu_workers if w.is_alive]
+        replies = await asyncio.gather(*asks, return_exceptions=True)
+        drained = [f for reply in replies if isinstance(reply, tuple) for f in reply[1]]
+        dropped = sum(reply[0] for reply in replies if isinstance(reply, tuple))
+        if not drained:
+            return
+        _, running = await asyncio.wait(drained, timeout=CLOSE_DRAIN_S)
+        if running:
+            logger.warning(
+                "close: kernels of the closed session's steps still run on %d GPU stream(s) after "
+                "%.0f s; their memory is freed when they end",
+                len(running),
+                CLOSE_DRAIN_S,
+            )
+        logger.debug("close: dropped %d queued GPU launches", dropped)
+
     async def close(self) -> None:
         """Cancel steps in flight (their callers get ``CancelledError``), stop executors, free state."""
         if self._closed:
             return
         self._closed = True
+        had_steps = bool(self._inflight)
         for step in list(self._inflight):
             step.aborted = True
             error = CancelledError(None, None, "the session was closed while the step was running")
             step.rendezvous.abort(error)  # pending receives fail and drop the step
             step.fail(error)
+        if had_steps:
+            await self._drop_gpu_work()
         executors = list(self._executors.values())
         stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
         self._executors.clear()
@@ -556,6 +584,16 @@ class Session:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()
+
+
+#: How long ``close`` waits for kernels of its steps already running on a GPU stream.
+CLOSE_DRAIN_S = 10.0
+
+
+def _of_aborted_step(tag: Any) -> bool:
+    """A launch's tag (a step, or a loop iteration of one) belongs to an aborted step."""
+    step = getattr(tag, "step", None)
+    return step is not None and step.aborted is True
 
 
 def _deadline(rt: Runtime, options: RunOptions | None) -> float | None:

@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.devices.launch import KernelDone, Launch
+from antcolony.devices.launch import DropLaunches, KernelDone, Launch
 from antcolony.devices.pipeline import PipelinedLaunch
 
 from .backends.base import Completion, GpuBackend, Stream
@@ -94,6 +94,8 @@ class GpuWorker(Actor):
             self._rehold()
         elif cls is GetShareStats:
             return self.share.stats()
+        elif cls is DropLaunches:
+            return self._drop(msg)
         elif cls is GetWorkerStatistics:
             queued = len(self.queues["compute"]) + len(self.queues["copy"])
             idle = len(self.free.get("compute", ())) + len(self.free.get("copy", ()))
@@ -107,6 +109,18 @@ class GpuWorker(Actor):
                 self.ref.mailbox_size,
             )
         return None
+
+    def _drop(self, msg: DropLaunches) -> tuple[int, tuple[asyncio.Future[None], ...]]:
+        """``DropLaunches``: out of the queues now, off the streams as they reach them. A
+        dropped launch takes its inputs (device memory) with it; its node never hears of it
+        (its step is over); a dropped pipelined launch's dependents are dropped too (one step)."""
+        match = msg.match
+
+        def of_match(launch: Any) -> bool:
+            return bool(match(launch.step))
+
+        dropped = sum(queue.remove_if(of_match) for queue in self.queues.values())
+        return dropped, tuple(stream.drop(of_match) for stream in self.streams)
 
     def _dispatch(self, kind: str) -> None:
         queue, free = self.queues[kind], self.free[kind]

@@ -6,6 +6,7 @@ opaque to the worker (the executor's tag, handed back untouched).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -48,3 +49,20 @@ class KernelDone:
         self.start = start
         self.end = end
         self.worker = worker
+
+
+class DropLaunches:
+    """Ask a GPU worker to drop the launches whose ``step`` (the executor's tag) ``match``es: those
+    waiting in its queues at once, those queued on its streams when a stream reaches them (each
+    is reported as a ``LaunchDropped`` failure, never run). The reply is ``(dropped, drained)``:
+    how many left the worker's queues, and a future per stream that is done once the stream has
+    passed every launch enqueued before the drop (the ones already running have finished)."""
+
+    __slots__ = ("match",)
+
+    def __init__(self, match: Callable[[Any], bool]) -> None:
+        self.match = match
+
+
+class LaunchDropped(Exception):
+    """A launch was dropped before it ran (``DropLaunches``): its step was abandoned."""

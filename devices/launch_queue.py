@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import deque
+from collections.abc import Callable
 
 from .launch import Launch
 
@@ -44,3 +45,18 @@ class LaunchQueue:
             del self._fifos[priority]
             del self._order[0]
         return launch
+
+    def remove_if(self, match: Callable[[Launch], bool]) -> int:
+        """Drop every waiting launch ``match`` selects (the others keep their order); how many."""
+        removed = 0
+        for priority in list(self._fifos):
+            fifo = self._fifos[priority]
+            kept = deque(launch for launch in fifo if not match(launch))
+            removed += len(fifo) - len(kept)
+            if kept:
+                self._fifos[priority] = kept
+            else:
+                del self._fifos[priority]
+                self._order.remove(-priority)
+        self._len -= removed
+        return removed

@@ -71,6 +71,13 @@ class Stream:
         once, never blocks."""
         raise NotImplementedError
 
+    def drop(self, match: Callable[[Any], bool]) -> asyncio.Future[None]:
+        """From now on, launches whose token ``match`` selects are not run when the stream
+        reaches them: each completes at once with a ``LaunchDropped`` error (its inputs let go).
+        The future (on the stream's loop) is done once every launch enqueued before this call
+        has finished on the device or been dropped."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the stream; work already enqueued may still complete."""
 

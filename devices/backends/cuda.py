@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -118,6 +119,11 @@ class CudaStream(ThreadedStream):
         if event.event is not None:
             with self._cupy.cuda.Device(self.device):
                 self._stream.wait_event(event.event)
+
+    def _when_finished(self, fn: Callable[[], Any]) -> None:
+        """A host function after everything enqueued so far: it runs once the device is past it
+        (``fn`` only posts to the loop: no CUDA call on the driver thread)."""
+        self._stream.launch_host_func(lambda _: fn(), None)
 
     def _host_done(self, box: tuple[Any, list[Any], float]) -> None:
         token, cell, enqueued = box

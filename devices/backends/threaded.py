@@ -12,9 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
+
+from antcolony.devices.handoff import post
+from antcolony.devices.launch import LaunchDropped
 
 from .base import GpuBackend, OnDone, Stream
 
@@ -44,6 +48,10 @@ class ThreadedStream(Stream):
         # a launch (a list), an event marker run on the thread (a callable), or _STOP
         self._queue: SimpleQueue[list[Any] | Callable[[], Any] | None] = SimpleQueue()
         self._closed = False
+        # ``drop`` predicates in force, read by the thread before each launch (a tuple, replaced
+        # whole under the lock: the thread reads it without one)
+        self._drops: tuple[Callable[[Any], bool], ...] = ()
+        self._drops_lock = threading.Lock()
         # Daemon: a stream never closed (a runtime torn down abruptly) must not hold the
         # interpreter open; close() is the orderly way out.
         self._thread = threading.Thread(
@@ -66,6 +74,30 @@ class ThreadedStream(Stream):
             if self._closed:
                 return
 
+    def drop(self, match: Callable[[Any], bool]) -> asyncio.Future[None]:
+        loop = self.loop
+        drained: asyncio.Future[None] = loop.create_future()
+        if self._closed:  # its thread ends after the launch it runs, dropping the rest
+            drained.set_result(None)
+            return drained
+        with self._drops_lock:
+            self._drops = (*self._drops, match)
+
+        def passed() -> None:
+            # on the thread, past every launch enqueued before the drop: later launches are
+            # not the dropped ones' (their steps are over), so the predicate retires
+            with self._drops_lock:
+                self._drops = tuple(m for m in self._drops if m is not match)
+            self._when_finished(lambda: post(loop, f"a drop on stream {self.label}", _resolve, drained))
+
+        self._on_thread(passed)
+        return drained
+
+    def _when_finished(self, fn: Callable[[], Any]) -> None:
+        """On this stream's thread: call ``fn`` (from any thread) once everything enqueued on the
+        device before has finished. Here at once: ``_execute`` runs a launch to its end."""
+        fn()
+
     def close(self) -> None:
         self._closed = True
         self._queue.put(_STOP)
@@ -76,16 +108,34 @@ class ThreadedStream(Stream):
             box = get()
             if box is _STOP or self._closed:
                 return
-            if box.__class__ is not list:  # an event marker: record_event / wait_event
+            if box.__class__ is not list:  # a marker: record_event / wait_event / drop
                 box()  # type: ignore[operator]
                 continue
             try:
-                execute(box)
+                drops = self._drops
+                if drops and any(match(box[2]) for match in drops):
+                    self._skip(box)
+                else:
+                    execute(box)
             except BaseException:
                 # _execute reports kernel errors itself; reaching here is a bug in the stream,
                 # and one bad launch must not stop every later one on this stream.
                 logger.exception("stream %s failed to run a launch", self.label)
             del box
 
+    def _skip(self, box: list[Any]) -> None:
+        """Report a dropped launch without running it; its inputs are let go first."""
+        token = box[2]
+        box.clear()
+        now = time.perf_counter()
+        self._complete(
+            token, [], LaunchDropped(f"dropped from stream {self.label}: its step ended"), now, now
+        )
+
     def _execute(self, box: list[Any]) -> None:
         raise NotImplementedError
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
