@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
 import re
@@ -26,6 +27,8 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from antcolony.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -220,7 +223,11 @@ def _remove_job_files(ray: Any, job_id: str, *, local: bool) -> None:
     with this command), its node's whole directory once Ray is shut down."""
     from .ray_support import cluster_dir
 
-    root = cluster_dir()
+    try:
+        root = cluster_dir()
+    except OSError as exc:  # an unusable runtime directory: nothing of ours is there
+        logger.warning("cannot look for job %s's files: %s", job_id, exc)
+        return
     doomed = list(root.glob(f"*/jobs/{job_id}"))
     if local:
         node_id = ray.get_runtime_context().get_node_id()

@@ -6,6 +6,12 @@ cudaMalloc block; ``UnownedMemory(ptr, size, owner, device_id)`` + ``MemoryPoint
 for an ndarray; pinned memory from ``cudaHostAlloc`` is addressable by kernels under UVA, so
 host-fallback allocations can back device arrays; ``using_allocator`` is thread-local, so each
 stream thread installs it.
+
+cudaMalloc regions can neither grow in place nor be split (``can_extend`` / ``can_split`` stay
+False), so on CUDA the BFC pool is still made of separate growth regions, freed whole. Not done:
+a path through CUDA's virtual memory management (``cuMemAddressReserve`` + ``cuMemCreate`` /
+``cuMemMap`` of physical chunks, as PyTorch's expandable segments), which would let the pool
+grow as one range and unmap free chunks, as the simulated GPU's address space does.
 """
 
 from __future__ import annotations
