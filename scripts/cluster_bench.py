@@ -5,9 +5,9 @@ cluster_demo.py's.
 The schedule, in fractions of the run (guaranteed jobs spend ``--host-ms`` per step on the host,
 an input pipeline, leaving their GPU idle that long):
 
-    sim_gpu_0: oppA (opportunistic) throughout; g1 (guaranteed) 0.10-0.55; oppC 0.40-0.90;
-               g3 (guaranteed, half the host time) 0.65-end
-    sim_gpu_1: oppB (opportunistic) throughout; g2 (guaranteed, 1.5x the host time) 0.25-0.80
+    sim_gpu_0: oppA (opportunistic) throughout; guarA (guaranteed) 0.10-0.55; oppC 0.40-0.90;
+               guarC (guaranteed, half the host time) 0.65-end
+    sim_gpu_1: oppB (opportunistic) throughout; guarB (guaranteed, 1.5x the host time) 0.25-0.80
 
 It prints one line per sample, the coordinators' decisions, the figures with met / MISSED, and a
 plot (a suspended job shaded, with no step time).
@@ -36,10 +36,10 @@ MiB = 1 << 20
 SCHEDULE = (
     ("oppA", "opportunistic", GPUS[0], 0.0, 1.0, 0.0),
     ("oppB", "opportunistic", GPUS[1], 0.0, 1.0, 0.0),
-    ("g1", "guaranteed", GPUS[0], 0.10, 0.55, 1.0),
-    ("g2", "guaranteed", GPUS[1], 0.25, 0.80, 1.5),
+    ("guarA", "guaranteed", GPUS[0], 0.10, 0.55, 1.0),
+    ("guarB", "guaranteed", GPUS[1], 0.25, 0.80, 1.5),
     ("oppC", "opportunistic", GPUS[0], 0.40, 0.90, 0.0),
-    ("g3", "guaranteed", GPUS[0], 0.65, 1.0, 0.5),
+    ("guarC", "guaranteed", GPUS[0], 0.65, 1.0, 0.5),
 )
 
 

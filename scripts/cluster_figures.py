@@ -167,6 +167,15 @@ def figures(run: Run) -> list[str]:
         # job is alone), before it is known against the first: its startup counts against it
         judged = [(s.t, s.jobs[job_id]) for s in seen if s.jobs[job_id]["step_ms"]]
         level = [(t, j["step_ms"] / (j["baseline_ms"] or bases[0])) for t, j in judged]
+        gpu = seen[0].jobs[job_id]["gpu"]
+        # samples with every opportunistic job on its GPU suspended: the machine's own noise
+        solo_times = {
+            s.t
+            for s in seen
+            if all(
+                j["perf"] == 0 for k, j in s.jobs.items() if j["gpu"] == gpu and j["priority"] != "guaranteed"
+            )
+        }
         ok = [t for t, x in level if x <= DEGRADED]
         if not ok:
             out.append(f"guaranteed job {job_id}: never within {DEGRADED}x its baseline (MISSED)")
@@ -179,6 +188,13 @@ def figures(run: Run) -> list[str]:
             f"<= {RECOVERY_S:.0f} s; submitted {registered - arrival:.1f} s before); "
             f"step / baseline after: p50 {p50:.2f}, p95 {p95:.2f} ({_mark(p95 <= DEGRADED)}: p95 <= {DEGRADED})"
         )
+        alone_after = [x for t, x in level if t >= ok[0] and t in solo_times]
+        if alone_after:
+            out.append(
+                f"guaranteed job {job_id}: the same while the opportunistic jobs on its GPU were suspended "
+                f"({len(alone_after)} samples, the machine's own noise): p50 {statistics.median(alone_after):.2f}, "
+                f"p95 {_p95(alone_after):.2f}"
+            )
     for gpu in sorted(run.capacity):
         out += _gpu_figures(run, gpu, rates, alone)
     return out

@@ -126,7 +126,7 @@ if [ $FAST -eq 1 ]; then
     MEMTESTS=(tests/devices/test_gpu_memory.py -k "vmem or limit")
     PERCENTS=(50)
     PACE_GRAPHS=("8-matmul chain")
-    PAIR=(--before 4 --seconds 10)
+    PAIR=(--before 4 --seconds 14)
     DIGITS_STEPS=50
 else
     TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py

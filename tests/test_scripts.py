@@ -156,7 +156,8 @@ def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_s
         assert "GPU tests on sim,cuda" in summary and "pacing on the CUDA GPU" in summary
     # the figures are printed: the pacing table and the shared GPU's
     assert "busy fraction (target perfControl/100" in out.stdout
-    assert "guaranteed job: baseline" in out.stdout and "opportunistic job: alone" in out.stdout
+    assert "guaranteed job guar: baseline alone" in out.stdout
+    assert "sim_gpu_0: opportunistic jobs together did" in out.stdout
 
 
 def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates():
