@@ -124,6 +124,10 @@ def _interleave(ds: Any, env: Env) -> Iterator[Element]:
 
 
 def _stack(batch: list[Element], what: str) -> Element:
+    try:
+        return tuple(np.stack(comp) for comp in zip(*batch))
+    except ValueError:
+        pass  # unequal shapes: find the component and elements to name
     out = []
     for i, comp in enumerate(zip(*batch)):
         first = np.shape(comp[0])
@@ -155,6 +159,26 @@ def _batches(ds: Any, env: Env) -> Iterator[list[Element]]:
 
 @register_builder("batch")
 def _batch(ds: Any, env: Env) -> Iterator[Element]:
+    source = ds.inputs[0]
+    if source.kind == "tensor_slices":
+        # Batches of slices are row ranges of the components: one copy per component, not a
+        # Python round per row.
+        comps = [np.asarray(env.value(c)) for c in source.components]
+        size = env.int_value(ds.batch_size)
+        if size <= 0:
+            raise InvalidArgumentError(None, None, f"batch_size must be greater than zero, got {size}")
+        rows = len(comps[0]) if comps[0].ndim else 0
+        if any(len(c) != rows for c in comps if c.ndim) or any(c.ndim == 0 for c in comps):
+            yield from _batch_elements(ds, env)  # the slices builder reports the mismatch
+            return
+        stop = rows - rows % size if ds.drop_remainder else rows
+        for start in range(0, stop, size):
+            yield tuple(c[start : start + size].copy() for c in comps)
+        return
+    yield from _batch_elements(ds, env)
+
+
+def _batch_elements(ds: Any, env: Env) -> Iterator[Element]:
     for batch in _batches(ds, env):
         yield _stack(batch, "batch")
 
@@ -201,11 +225,14 @@ def _shuffle(ds: Any, env: Env) -> Iterator[Element]:
         )
         rng = np.random.default_rng(seed)
     buffer: list[Element] = []
+    draws: list[int] = []
     for element in elements(ds.inputs[0], env):
         if len(buffer) < size:
             buffer.append(element)
             continue
-        i = int(rng.integers(size))
+        if not draws:
+            draws = rng.integers(size, size=256).tolist()  # drawn in bulk: one call per 256 elements
+        i = draws.pop()
         yield buffer[i]
         buffer[i] = element
     while buffer:
