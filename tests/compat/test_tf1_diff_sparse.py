@@ -208,6 +208,16 @@ OPTIMIZERS: dict[str, Callable[[Any], Any]] = {
     "rmsprop_centered": lambda tf: tf.train.RMSPropOptimizer(0.05, momentum=0.3, centered=True),
     "adam": lambda tf: tf.train.AdamOptimizer(0.1),
     "adadelta": lambda tf: tf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda tf: tf.train.FtrlOptimizer(0.3),
+    "ftrl_l1_l2": lambda tf: tf.train.FtrlOptimizer(
+        0.3, l1_regularization_strength=0.05, l2_regularization_strength=0.1
+    ),
+    "ftrl_power_shrinkage": lambda tf: tf.train.FtrlOptimizer(
+        0.3,
+        learning_rate_power=-0.7,
+        l1_regularization_strength=0.01,
+        l2_shrinkage_regularization_strength=0.2,
+    ),
 }
 
 
