@@ -87,9 +87,11 @@ class SessionDevices:
         """(engine, vars read, vars written) for an op touching variables; None when not needed.
 
         Writes always go through the engine (read-modify-write kernels on worker threads must not
-        interleave). Host reads do not: a stored host array is complete and never mutated, so a
-        read is an atomic snapshot; a GPU value may still be in flight on a stream, so GPU reads
-        wait for earlier writes.
+        interleave). Host reads do not: a stored host array is complete, and a write changes it
+        in place only while nothing else holds it (``VarRef.mutable``), so a value a read took is
+        never changed under it; a read that starts during an in-place update may see rows of both
+        versions, as a TF1 ref variable's unlocked read. A GPU value may still be in flight on a
+        stream, so GPU reads wait for earlier writes.
         """
         if not op.op_def.ref_inputs or (op.op_def.reads_refs and device == HOST):
             return None

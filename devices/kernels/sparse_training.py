@@ -203,3 +203,52 @@ def _sparse_apply_adam(ctx: KernelContext) -> Compute:
         return w
 
     return compute
+
+
+def ftrl_rows(
+    xp: Any, w: Any, accum: Any, linear: Any, g: Any, hyper: tuple[Any, ...]
+) -> tuple[Any, Any, Any]:
+    """TF's FTRL-proximal step on arrays (whole variables or gathered rows): (var, accum, linear) new."""
+    lr, l1, l2, shrinkage, power = (scalar(h) for h in hyper)
+    new_accum = accum + g * g
+    g_shrunk = g + 2 * shrinkage * w if shrinkage else g
+    if power == -0.5:
+        sigma = (xp.sqrt(new_accum) - xp.sqrt(accum)) / lr
+        y = xp.sqrt(new_accum) / lr + 2 * l2
+    else:
+        sigma = (new_accum ** (-power) - accum ** (-power)) / lr
+        y = new_accum ** (-power) / lr + 2 * l2
+    new_linear = linear + g_shrunk - sigma * w
+    x = l1 * xp.sign(new_linear) - new_linear
+    new_w = xp.where(xp.abs(new_linear) > l1, x / y, xp.zeros_like(w))
+    return new_w.astype(w.dtype, copy=False), new_accum, new_linear.astype(w.dtype, copy=False)
+
+
+@register_kernel("ApplyFtrlV2", aliasing=Aliasing.HELD, expensive=True)
+def _apply_ftrl(ctx: KernelContext) -> Compute:
+    xp, op = ctx.xp, ctx.op
+
+    def compute(var: Any, accum: Any, linear: Any, grad: Any, *hyper: Any) -> Any:
+        w = check_ref(var, op).mutable()
+        if w.shape != grad.shape:
+            raise InvalidArgumentError(
+                None, op, f"gradient of shape {tuple(grad.shape)} does not match variable of shape {w.shape}"
+            )
+        a, lin = _slot(op, accum, w), _slot(op, linear, w)
+        w[...], a[...], lin[...] = ftrl_rows(xp, w, a, lin, grad, hyper)
+        return w
+
+    return compute
+
+
+@register_kernel("SparseApplyFtrlV2", aliasing=Aliasing.HELD, expensive=True)
+def _sparse_apply_ftrl(ctx: KernelContext) -> Compute:
+    xp, op = ctx.xp, ctx.op
+
+    def compute(var: Any, accum: Any, linear: Any, grad: Any, indices: Any, *hyper: Any) -> Any:
+        w, idx, g = _rows(xp, op, var, grad, indices)
+        a, lin = _slot(op, accum, w), _slot(op, linear, w)
+        w[idx], a[idx], lin[idx] = ftrl_rows(xp, w[idx], a[idx], lin[idx], g, hyper)
+        return w
+
+    return compute

@@ -29,18 +29,20 @@ def _safe_norm(sum_of_squares: Tensor) -> Tensor:
     return where(positive, sqrt(where(positive, sum_of_squares, ones_like(sum_of_squares))), sum_of_squares)
 
 
-def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
-    """``t * clip_norm / max(l2norm(t, axes), clip_norm)``: rescaled so its L2 norm is at most clip_norm."""
-    with get_default_graph().name_scope(name or "clip_by_norm"):
-        x = convert_to_tensor(t)
-        norm = _safe_norm(reduce_sum(x * x, axes, keepdims=True))
-        limit = convert_to_tensor(clip_norm, dtype=x.dtype)
-        return x * limit / maximum(norm, limit)
-
-
 def _dense_part(t: Any) -> Tensor:
     # An IndexedSlices counts by its values (as TF: repeated indices are not summed first).
     return t.values if isinstance(t, IndexedSlices) else convert_to_tensor(t)
+
+
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Any:
+    """``t * clip_norm / max(l2norm(t, axes), clip_norm)``: rescaled so its L2 norm is at most
+    clip_norm. An IndexedSlices stays one, its values clipped by their own norm (as TF)."""
+    with get_default_graph().name_scope(name or "clip_by_norm"):
+        x = _dense_part(t)
+        norm = _safe_norm(reduce_sum(x * x, axes, keepdims=True))
+        limit = convert_to_tensor(clip_norm, dtype=x.dtype)
+        clipped = x * limit / maximum(norm, limit)
+        return IndexedSlices(clipped, t.indices, t.dense_shape) if isinstance(t, IndexedSlices) else clipped
 
 
 def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:

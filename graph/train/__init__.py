@@ -5,6 +5,7 @@ from __future__ import annotations
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradOptimizer
 from .adam import AdamOptimizer
+from .ftrl import FtrlOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (
     cosine_decay,
@@ -24,6 +25,7 @@ __all__ = [
     "AdagradOptimizer",
     "AdamOptimizer",
     "ExponentialMovingAverage",
+    "FtrlOptimizer",
     "GradientDescentOptimizer",
     "MomentumOptimizer",
     "Optimizer",

@@ -25,6 +25,9 @@ OPTIMIZERS: dict[str, Callable[[Any], Any]] = {
     "rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.05, momentum=0.5),
     "rmsprop_centered": lambda tf: tf.train.RMSPropOptimizer(0.05, momentum=0.3, centered=True),
     "adam": lambda tf: tf.train.AdamOptimizer(0.1),
+    "ftrl": lambda tf: tf.train.FtrlOptimizer(
+        0.3, l1_regularization_strength=0.05, l2_regularization_strength=0.1
+    ),
 }
 
 

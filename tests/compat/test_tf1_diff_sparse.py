@@ -106,15 +106,17 @@ def _slices(tf: Any) -> dict[str, Any]:
         e = tf.nn.embedding_lookup(table, [[3, 1], [3, 6]])
         (grad,) = tf.gradients(tf.reduce_sum(e * normal(2, 2, 2, tag="w")), [table])
         clipped, norm = tf.clip_by_global_norm([grad], 0.5)
+        by_norm = tf.clip_by_norm(grad, 0.3)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            fetched, clipped_value, norm_value = sess.run([grad, clipped[0], norm])
+            fetched, clipped_value, norm_value, by_norm_value = sess.run([grad, clipped[0], norm, by_norm])
             dense = sess.run(tf.convert_to_tensor(grad))
     return {
-        "types": (type(grad).__name__, type(clipped[0]).__name__),
+        "types": (type(grad).__name__, type(clipped[0]).__name__, type(by_norm).__name__),
         "attrs": (grad.dtype == tf.float32, grad.op is grad.values.op, grad.graph is g),
         "fetched": fetched,
         "clipped": clipped_value,
+        "by_norm": by_norm_value,
         "norm": norm_value,
         "dense": dense,
     }
@@ -123,9 +125,9 @@ def _slices(tf: Any) -> dict[str, Any]:
 def test_gradient_of_embedding_lookup_is_indexed_slices_as_in_tf1() -> None:
     got = run_both(_slices)
     ours, ref = got["antcolony"], got["tensorflow"]
-    assert ours["types"] == ref["types"] == ("IndexedSlices", "IndexedSlices")
+    assert ours["types"] == ref["types"] == ("IndexedSlices",) * 3
     assert ours["attrs"] == ref["attrs"] == (True, True, True)
-    for key in ("fetched", "clipped"):
+    for key in ("fetched", "clipped", "by_norm"):
         for a, r, what in zip(ours[key], ref[key], ("values", "indices", "dense_shape")):
             assert_same(a, r, 1e-6, 1e-6, f"{key} {what}")
     assert_same(ours["norm"], ref["norm"], 1e-6, 1e-6, "global norm")
@@ -208,6 +210,16 @@ OPTIMIZERS: dict[str, Callable[[Any], Any]] = {
     "rmsprop_centered": lambda tf: tf.train.RMSPropOptimizer(0.05, momentum=0.3, centered=True),
     "adam": lambda tf: tf.train.AdamOptimizer(0.1),
     "adadelta": lambda tf: tf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda tf: tf.train.FtrlOptimizer(0.3),
+    "ftrl_l1_l2": lambda tf: tf.train.FtrlOptimizer(
+        0.3, l1_regularization_strength=0.05, l2_regularization_strength=0.1
+    ),
+    "ftrl_power_shrinkage": lambda tf: tf.train.FtrlOptimizer(
+        0.3,
+        learning_rate_power=-0.7,
+        l1_regularization_strength=0.01,
+        l2_shrinkage_regularization_strength=0.2,
+    ),
 }
 
 
