@@ -173,3 +173,22 @@ def test_the_same_tensor_fetched_twice_is_one_value_as_in_tf1():
         assert a is b
         _scribble(a)
         np.testing.assert_array_equal(sess.run(w), np.ones(2, np.float32))
+
+
+def test_every_kernel_taking_a_variable_reference_says_what_its_output_shares():
+    """An op given a variable's reference (Assign*, Apply*, SparseApply*, Scatter*, reads) may
+    return the variable's own storage; with the default INPUTS the fetch walk would look for the
+    storage among its inputs and miss it. Each must declare HELD, or FRESH where it makes new
+    memory, so a kernel added later cannot hand the caller a variable by forgetting to."""
+    from antcolony.devices.kernels.registry import KERNELS, Aliasing
+    from antcolony.graph.registry import OP_DEFS
+
+    undeclared = []
+    for op_type, op_def in sorted(OP_DEFS.items()):
+        if not op_def.ref_inputs:
+            continue
+        for device, kernel in KERNELS.get(op_type, {}).items():
+            if isinstance(kernel.aliasing, Aliasing) and kernel.aliasing is Aliasing.INPUTS:
+                undeclared.append(f"{op_type} on {device}")
+    assert not undeclared, f"kernels taking a variable reference with aliasing INPUTS: {undeclared}"
+    assert "ApplyAdam" in OP_DEFS and "ScatterSub" in OP_DEFS  # the registry was filled
