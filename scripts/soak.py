@@ -11,7 +11,9 @@ a time is injected (``soak_faults.py``), kinds taken in shuffled rounds so each 
 - ``config``: the config file is rewritten: valid (perfControl, maxDeviceMem, down to a limit
   that sends tensors to host memory), malformed JSON, values out of range, half-written, and
   perfControl 0 (the job suspends; then resumed, or closed while suspended);
-- ``timeout``: ``RunOptions(timeout_in_ms=...)`` shorter than the step.
+- ``timeout``: ``RunOptions(timeout_in_ms=...)`` shorter than the step;
+- ``fetch_write``: NaN written into every fetched array (weights, a training step's fetches):
+  the variables keep their values.
 
 After each fault it checks (``soak_checks.py``) that the device and host bytes in use, the
 threads outside the runtime's own pools, the live actors and the runtime's tasks return to their
