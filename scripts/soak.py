@@ -14,6 +14,8 @@ a time is injected (``soak_faults.py``), kinds taken in shuffled rounds so each 
 - ``timeout``: ``RunOptions(timeout_in_ms=...)`` shorter than the step;
 - ``ledger``: a FIFO, a /dev/zero link, garbage or a directory planted at the simulated GPU's
   ledger path while the job trains (``soak_ledger.py``).
+- ``fetch_write``: NaN written into every fetched array (weights, a training step's fetches):
+  the variables keep their values.
 
 After each fault it checks (``soak_checks.py``) that the device and host bytes in use, the
 threads outside the runtime's own pools, the live actors and the runtime's tasks return to their

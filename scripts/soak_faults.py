@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from soak_config import config_rewrite, reopen
 from soak_job import Surprise, World, describe
 from soak_ledger import hostile_ledger
@@ -120,6 +121,27 @@ async def timeout(world: World) -> str:
     raise Surprise(f"a slow run with timeout_in_ms={ms} finished in time")
 
 
+async def fetch_write(world: World) -> str:
+    """Write into every fetched array (the weights, and a training step's own fetches): the
+    variables keep their values (a fetched array is the caller's, never a variable's storage)."""
+    job = world.job
+    fetched = await world.sess.run(job.weights)
+    expected = [np.array(a, copy=True) for a in fetched]
+    loss, _ = await world.sess.run([job.loss, job.train], job.feed)
+    expected_after_step = await world.sess.run(job.weights)
+    for a in (*fetched, *expected_after_step, loss):
+        if isinstance(a, np.ndarray):
+            if not a.flags.writeable:
+                raise Surprise("a fetched array is read-only")
+            a[...] = np.nan
+    now = await world.sess.run(job.weights)
+    if any(np.isnan(a).any() for a in now):
+        raise Surprise("writing into fetched arrays changed the variables")
+    if all(np.array_equal(a, b) for a, b in zip(now, expected)):
+        raise Surprise("the training step between the fetches changed no weight")
+    return f"wrote NaN into {len(fetched) * 2 + 1} fetched arrays; the variables kept their values"
+
+
 FAULTS: dict[str, Callable[[World], Awaitable[str]]] = {
     "kernel_error": kernel_error,
     "cancel": cancel,
@@ -127,4 +149,5 @@ FAULTS: dict[str, Callable[[World], Awaitable[str]]] = {
     "config": config_rewrite,
     "timeout": timeout,
     "ledger": hostile_ledger,
+    "fetch_write": fetch_write,
 }

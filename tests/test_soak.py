@@ -11,7 +11,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-KINDS = {"kernel_error", "cancel", "close", "config", "timeout"}
+KINDS = {"kernel_error", "cancel", "close", "config", "timeout", "ledger", "fetch_write"}
 
 
 @pytest.mark.slow

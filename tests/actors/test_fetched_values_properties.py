@@ -1,4 +1,4 @@
-"""Property test of fetch ownership (issue 27, item 1): in random graphs of variables, feeds,
+"""Fetch ownership through the async API (issue 27, item 1). The property: in random graphs of variables, feeds,
 constants, views, pass-through ops, control flow, assigns and arithmetic, no fetched array
 shares memory with a feed or another fetch, each is writable, and writing into all of them
 changes no variable, feed or constant."""
@@ -113,3 +113,21 @@ def test_no_fetched_array_shares_memory_with_a_variable_feed_constant_or_other_f
     asyncio.run(main())
     for f, before in zip(fed, fed_before):
         np.testing.assert_array_equal(f, before)
+
+
+async def test_a_variable_on_a_simulated_gpu_and_a_host_view_of_it_are_fetched_as_separate_arrays():
+    g = ac.Graph()
+    with g.as_default():
+        with ac.device("/gpu:0"):
+            w = ac.Variable(np.ones(5, np.float32))
+        with ac.device("/cpu:0"):
+            host_view = ac.identity(w)  # the host's copy of w, shared with the fetch of w
+        init = ac.global_variables_initializer()
+    config = ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, sim_gpu_memory=64 << 20)
+    async with ac.Session(g, config=config) as sess:
+        await sess.run(init)
+        a, b = await sess.run([w, host_view])
+        assert not np.shares_memory(a, b)
+        a[...] = 7.0
+        b[...] = 8.0
+        np.testing.assert_array_equal(await sess.run(w), np.ones(5, np.float32))

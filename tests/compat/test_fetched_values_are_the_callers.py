@@ -147,21 +147,6 @@ def test_a_broadcast_gradient_is_fetched_writable():
     _scribble(got)
 
 
-def test_a_variable_on_a_simulated_gpu_fetched_and_scribbled_on_is_unchanged():
-    g = tf.Graph()
-    with g.as_default(), tf.device("/gpu:0"):
-        w = tf.Variable(np.ones(5, np.float32))
-        ref = tf.identity(w)
-        init = tf.global_variables_initializer()
-    config = tf.ConfigProto()
-    with tf.Session(graph=g, config=config) as sess:
-        sess.run(init)
-        a, b = sess.run([w, ref])
-        assert not np.shares_memory(a, b)
-        _scribble(a, b)
-        np.testing.assert_array_equal(sess.run(w), np.ones(5, np.float32))
-
-
 def test_the_same_tensor_fetched_twice_is_one_value_as_in_tf1():
     g = tf.Graph()
     with g.as_default():
