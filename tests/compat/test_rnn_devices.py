@@ -1,6 +1,7 @@
-"""Recurrent networks placed on a (simulated) GPU compute what they compute on the CPU: the
-TensorArray, LSTMGates and ReverseSequence kernels run there, in and out of while loops (soft
-placement is off, so an op without a GPU kernel fails the run instead of moving to the CPU)."""
+"""Recurrent networks placed on a GPU (simulated where CUDA is absent) compute what they
+compute on the CPU: the TensorArray, LSTMGates and ReverseSequence kernels run there, in and out
+of while loops (soft placement is off, so an op without a GPU kernel fails the run instead of
+moving to the CPU)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,7 @@ def _train(device: str, kind: str) -> list[np.ndarray]:
         train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
         variables = tf.trainable_variables()
         initializer = tf.global_variables_initializer()
-    with tf.Session(
-        graph=g, config=ac.SessionConfig(gpu_backend="sim", sim_gpu_count=1, allow_soft_placement=False)
-    ) as sess:
+    with tf.Session(graph=g, config=ac.SessionConfig(allow_soft_placement=False)) as sess:
         sess.run(initializer)
         values = [sess.run(out)]
         for _ in range(2):
