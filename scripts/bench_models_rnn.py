@@ -9,10 +9,15 @@ plain SGD. Loaded by ``scripts/bench_models.py``, which times each side in its o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+# TF >= 2.16 serves tf.compat.v1.nn.rnn_cell from Keras 2 (the tf-keras package) only under this
+# switch, which it reads when the name is first looked up.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 TARGETS: dict[str, float] = {"lstm_static": 1.5, "lstm_dynamic": 1.5}
 

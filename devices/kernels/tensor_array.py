@@ -2,11 +2,13 @@
 made by ``TensorArrayV3`` each time it runs, passed on as the handle value; flows are 0.0.
 
 Stored values are never mutated (as every tensor here): a gradient array adds a second write to
-an element into a new array.
+an element into a new array. Kernels on a GPU run on its stream threads, so a store's updates
+take its lock.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,7 @@ class TensorStore:
         "forward",
         "grads",
         "items",
+        "lock",
         "name",
     )
 
@@ -53,6 +56,7 @@ class TensorStore:
         self.aggregate = aggregate
         self.forward = forward
         self.grads: dict[str, TensorStore] = {}
+        self.lock = threading.Lock()
 
     def _index(self, i: Any, writing: bool) -> int:
         k = int(i)
@@ -69,6 +73,10 @@ class TensorStore:
         return k
 
     def write(self, i: Any, value: Any) -> None:
+        with self.lock:
+            self._write(i, value)
+
+    def _write(self, i: Any, value: Any) -> None:
         k = self._index(i, True)
         old = self.items[k]
         if old is not None:
@@ -91,6 +99,10 @@ class TensorStore:
         self.items[k] = value
 
     def read(self, i: Any, xp: Any) -> Any:
+        with self.lock:
+            return self._read(i, xp)
+
+    def _read(self, i: Any, xp: Any) -> Any:
         k = self._index(i, False)
         v = self.items[k]
         if v is None:
@@ -179,6 +191,10 @@ def _tensor_array_grad(ctx: KernelContext) -> Compute:
 
     def compute(handle: Any, flow: Any) -> Any:
         fwd = _store(handle)
+        with fwd.lock:
+            return _grad_store(fwd), flow
+
+    def _grad_store(fwd: TensorStore) -> TensorStore:
         grad = fwd.grads.get(source)
         if grad is None:
             grad = fwd.grads[source] = TensorStore(
@@ -191,7 +207,7 @@ def _tensor_array_grad(ctx: KernelContext) -> Compute:
                 True,
                 fwd,
             )
-        return grad, flow
+        return grad
 
     return compute
 
