@@ -37,7 +37,7 @@ def full(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """The lint gate: ruff's rules, ruff's formatting, and the import layers of DESIGN.md section 2."""
+    """The lint gate: ruff's rules, ruff's formatting, and the import layers of docs/design.md section 2."""
     session.install("-e", ".[lint]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")

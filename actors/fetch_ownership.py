@@ -17,6 +17,8 @@ Walking back from each fetch through INPUTS kernels gives the set of *origins* i
 or a fed array, or when it shares an origin with an earlier fetch of the step (the first keeps
 the memory). Everything else is handed over as it is. The same tensor fetched twice is one
 value, as in TF1.
+
+The contract this keeps: docs/design.md section 4 (and section 3, fetched values).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ POST phase 2) act at step boundaries, in the task that called ``session.run``, s
 insert (pacing, suspension) holds back only that caller. Actions come from three places, run
 together in phase order: the process-wide registry (``@register_run_action``), a Runtime's
 registry (``run_actions_of(runtime).add``) and a session's own (``session.add_run_action``).
+
+What the services do at step boundaries: docs/design.md section 6.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Jobs sharing GPUs across a Ray cluster, driven AntMan-style (DESIGN.md section 8).
+"""Jobs sharing GPUs across a Ray cluster, driven AntMan-style (docs/design.md section 8).
 
 ``antcolony submit`` runs a script as a job in a Ray actor (its own process) holding a share of
 one GPU; a coordinator actor per node owns its jobs' config files, reads their status files and

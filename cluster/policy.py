@@ -33,6 +33,8 @@ Rules, per GPU:
 
 Opportunistic jobs are suspended and resumed, never killed. Every change is a ``Decision`` with
 its reason, for the coordinator's log and ``antcolony cluster status``.
+
+Where it sits in the cluster: docs/design.md section 8.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ The file is written by a cluster scheduler (or a person) and read by the job::
 
 Every error is a ``ConfigError`` whose message names the file, the line and column where it
 can tell, the offending key, and what to write instead.
+
+The contract, and what is fixed relative to AntMan: docs/design.md section 6.
 """
 
 from __future__ import annotations

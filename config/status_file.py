@@ -17,6 +17,8 @@ cannot tell; ``swapReason`` is ``""``, ``"OOM"`` or ``"FRAGMENT"``.
 renames it over the target (``os.replace``, atomic on POSIX), so a reader sees either the old
 or the new file, never a torn one (AntMan truncated and rewrote the file in place). When to
 write is the statistics dumper's business, not this module's.
+
+The contract, and what is fixed relative to AntMan: docs/design.md section 6.
 """
 
 from __future__ import annotations

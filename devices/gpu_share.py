@@ -19,6 +19,8 @@ pays it all back at later step ends.
 
 One ``ComputeShare`` per GPU worker; read and written on the event loop only (the worker's turn
 and messages), never blocking: a held launch is a ``call_later``.
+
+How pacing fits AntMan's perfControl: docs/design.md section 6.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ one declared since the ledger was last empty, and each is told (once) both figur
 The ledger is touched only where a region is obtained or given back (the BFC allocator's rare
 growth and shrink steps, ``cudaMalloc``'s counterpart, itself a blocking call), never per tensor;
 each touch is a few file operations on a private runtime directory.
+
+The memory model it is part of: docs/design.md section 5.
 """
 
 from __future__ import annotations

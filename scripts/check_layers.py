@@ -1,4 +1,5 @@
-"""Fail when a module of antcolony imports upward across the layers of DESIGN.md section 2.
+"""Fail when a module of antcolony imports upward across the layers of docs/design.md
+section 2 (docs/architecture.md repeats the table below; tests/test_docs.py keeps them equal).
 
     python scripts/check_layers.py [REPO_ROOT]
 
@@ -10,7 +11,8 @@ layer of a lower rank; two layers of one rank are independent and import neither
 Since every direct import points down, no chain of imports can point up.
 
 import-linter sees the package-dir layout only through shim/, and its layers cannot express the
-actor kernel (five modules of actors/) sitting below the rest of actors/, hence this script.
+actor kernel (six modules of actors/, its __init__ included) sitting below the rest of actors/,
+hence this script.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ class Layer:
     modules: tuple[str, ...]
 
 
-# DESIGN.md section 2, bottom first. A module belongs to the layer that names it exactly, else
-# to the one whose ``.**`` prefix is longest.
+# docs/design.md section 2, bottom first. A module belongs to the layer that names it exactly,
+# else to the one whose ``.**`` prefix is longest.
 LAYERS: tuple[Layer, ...] = (
     Layer("errors", 0, ("antcolony.errors",)),
     Layer("graph", 1, ("antcolony.graph.**",)),
@@ -177,7 +179,7 @@ def main(argv: list[str]) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"layer check failed: {len(problems)} problem(s); the layers are in DESIGN.md section 2")
+        print(f"layer check failed: {len(problems)} problem(s); the layers are in docs/design.md section 2")
         return 1
     print(f"layer check passed: {len(find_modules(root))} modules, {len(ALLOWED)} allowed upward edges")
     return 0

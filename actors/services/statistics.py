@@ -3,7 +3,7 @@
 The session tells a ``StepReport`` after every step (POST phase 1); the dumper decides, by
 AntMan's rules, when to check and when to write, and writes in its own runtime task so neither
 the step nor the dumper's mailbox waits for the disk. See ``StatisticsDumper`` for the rules and
-DESIGN.md section 6 for what is fixed relative to AntMan's published code.
+docs/design.md section 6 for what is fixed relative to AntMan's published code.
 """
 
 from __future__ import annotations

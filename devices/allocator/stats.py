@@ -48,7 +48,7 @@ class AllocatorStats:
 
 @dataclass(frozen=True, slots=True)
 class MemoryStats:
-    """What ``sess.memory_stats(device)`` returns (DESIGN.md section 3 fields first).
+    """What ``sess.memory_stats(device)`` returns (docs/design.md section 3 fields first).
 
     Device figures come from the device BFC, host figures from the VMem host fallback allocator.
     ``swap_reason`` is the reason of the last host fallback: "OOM" (the request exceeded what the

@@ -4,6 +4,8 @@ An allocation first tries the device allocator, without retrying; when that fail
 on, it comes from a host BFC limited by ``host_mem_limit`` instead, and the fallback is counted
 with its reason. Host-resident allocations stay on the host until freed; new allocations return
 to the device as soon as it has room. Frees are routed by the allocator that owns the handle.
+
+The allocator stack per GPU: docs/design.md section 5.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ its forward consumers ran, and again under ``recompute/`` just before the gradie
 
 ``optimize_for_run`` rewrites a copy of a graph (same names; variables shared by ``shared_name``)
 for one step, as the session does when ``SessionConfig.memory_optimizer`` is not ``"off"``.
+
+The graph passes: docs/design.md section 7.
 """
 
 from __future__ import annotations
