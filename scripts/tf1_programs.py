@@ -106,7 +106,7 @@ PROGRAMS = [
     Program(AYM, V1 + "4_Utils/tensorboard_advanced.py", _acc_or_loss()),
     Program(AYM, V1 + "4_Utils/tensorboard_basic.py", _acc_or_loss()),
     Program(NLI, "00_multiply.py", OUTPUT),
-    Program(NLI, "01_linear_regression.py", OUTPUT),
+    Program(NLI, "01_linear_regression.py", (Metric(r"^(?P<value>-?[0-9.]+(?:e-?[0-9]+)?)\s*$", "band"),)),  # w, about 2
     Program(NLI, "02_logistic_regression.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "03_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "04_modern_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
