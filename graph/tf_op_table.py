@@ -145,7 +145,25 @@ _ELEMENTWISE = [
 ]
 
 
-@_import(*_ELEMENTWISE, "Cast", "NoOp", "Placeholder", "Const", "Pack", "Unpack", "Shape")
+@_import("Identity")
+def _identity_import(node: Node, tf: TFNodes) -> Node:
+    # TF reads a ref variable through Identity (``w/read``); antcolony through ReadVariable.
+    src = tf.by_name.get(node["input"][0].split(":")[0]) if node["input"] else None
+    if src is not None and src["op"] == "VariableV2":
+        return _kept(node, op="ReadVariable")
+    return _kept(node)
+
+
+@_import(
+    *[t for t in _ELEMENTWISE if t != "Identity"],
+    "Cast",
+    "NoOp",
+    "Placeholder",
+    "Const",
+    "Pack",
+    "Unpack",
+    "Shape",
+)
 def _same_import(node: Node, tf: TFNodes) -> Node:
     return _kept(node)
 

@@ -112,3 +112,85 @@ def test_tf_op_without_translation_is_unimplemented_naming_it(tmp_path: Any) -> 
     data = g.as_graph_def().SerializeToString()
     with pytest.raises(UnimplementedError, match="'Erf'"):
         acv1.GraphDef().ParseFromString(data)
+
+
+def test_constants_of_every_encoding_tf_writes_import_with_tf_values() -> None:
+    """TF stores splat constants as one typed value, small ones in ``*_val`` fields, others in
+    tensor_content; each imports as TF evaluates it."""
+    consts = {
+        "splat": lambda tf: tf.constant(1.5, shape=[2, 3]),
+        "f64": lambda tf: tf.constant(np.arange(6, dtype=np.float64).reshape(3, 2)),
+        "i64": lambda tf: tf.constant(np.array([-(2**40), 7], np.int64)),
+        "i32": lambda tf: tf.constant(-3),
+        "u8": lambda tf: tf.constant(np.array([[1, 255]], np.uint8)),
+        "flag": lambda tf: tf.constant([True, False, True]),
+        "half": lambda tf: tf.constant(np.array([0.5, -2.25], np.float16)),
+        "text": lambda tf: tf.constant(["ab", "c"]),
+    }
+    g = tf1.Graph()
+    with g.as_default():
+        for name, make in consts.items():
+            tf1.identity(make(tf1), name=name)
+        with tf1.Session(graph=g) as sess:
+            want = sess.run([f"{n}:0" for n in consts])
+    gd = acv1.GraphDef()
+    gd.ParseFromString(g.as_graph_def().SerializeToString())
+    ag = acv1.Graph()
+    with ag.as_default():
+        acv1.import_graph_def(gd, name="")
+        with acv1.Session(graph=ag) as sess:
+            got = sess.run([f"{n}:0" for n in consts])
+    for name, a, b in zip(consts, got, want):
+        assert np.asarray(a).shape == np.asarray(b).shape, name
+        if np.asarray(b).dtype.kind == "O":
+            assert [bytes(v) for v in np.asarray(a).ravel()] == list(np.asarray(b).ravel()), name
+        else:
+            assert np.asarray(a).dtype == np.asarray(b).dtype, name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_unfrozen_tf_graph_imports_with_its_variables_and_initializer() -> None:
+    g = tf1.Graph()
+    with g.as_default():
+        x = tf1.placeholder(tf1.float32, [None, 2], name="x")
+        w = tf1.Variable(np.array([[1.0], [2.0]], np.float32), name="w")
+        tf1.squeeze(tf1.matmul(x, w), [1], name="y")
+        tf1.global_variables_initializer()
+        gd_bytes = g.as_graph_def(add_shapes=True).SerializeToString()
+        with tf1.Session(graph=g) as sess:
+            sess.run("init")
+            want = sess.run("y:0", {"x:0": X[0, 0]})
+    gd = acv1.GraphDef()
+    gd.ParseFromString(gd_bytes)
+    ag = acv1.Graph()
+    with ag.as_default():
+        acv1.import_graph_def(gd, name="")
+        with acv1.Session(graph=ag) as sess:
+            sess.run("init")
+            got = sess.run("y:0", {"x:0": X[0, 0]})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_write_graph_as_text_is_tf_text_format(tmp_path: Any) -> None:
+    from google.protobuf import text_format
+
+    g = acv1.Graph()
+    with g.as_default():
+        x = acv1.placeholder(acv1.float32, [None, 3], name="x")
+        acv1.nn.relu(acv1.matmul(x, acv1.constant(np.eye(3, dtype=np.float32))), name="r")
+    path = acv1.train.write_graph(g, str(tmp_path / "sub"), "g.pbtxt")
+    with open(path) as f:
+        proto = text_format.Parse(f.read(), tf1.GraphDef())
+    tg = tf1.Graph()
+    with tg.as_default():
+        tf1.import_graph_def(proto, name="")
+        with tf1.Session(graph=tg) as sess:
+            got = sess.run("r:0", {"x:0": X[0, :3, :3, 0]})
+    np.testing.assert_allclose(got, np.maximum(X[0, :3, :3, 0], 0), rtol=1e-6)
+
+
+def test_malformed_pb_is_a_graph_error() -> None:
+    from antcolony.errors import GraphError
+
+    with pytest.raises(GraphError, match="not a binary TensorFlow GraphDef"):
+        acv1.GraphDef().ParseFromString(b"\xff\xff\xff\x0f garbage")
