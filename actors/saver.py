@@ -105,6 +105,7 @@ class Saver:
         self._vars: dict[str, Variable] = {}
         self._placeholders: dict[str, Tensor] = {}
         self._restore_op: Operation | None = None
+        self._meta_warned = False
         if not defer_build:
             self.build()
 
@@ -174,8 +175,10 @@ class Saver:
             export_meta_graph(f"{prefix}.{suffix}", graph=graph)
         except GraphError as exc:
             # The checkpoint is written; a graph holding unserialisable attrs (a py_func's
-            # callable) only loses its .meta, as before meta graphs existed.
-            logger.warning("checkpoint %s saved without a meta graph: %s", prefix, exc)
+            # callable) only loses its .meta, as before meta graphs existed. Warn once per saver.
+            log = logger.debug if self._meta_warned else logger.warning
+            self._meta_warned = True
+            log("checkpoint %s saved without a meta graph: %s", prefix, exc)
 
     async def save_async(
         self,

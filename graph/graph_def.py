@@ -18,7 +18,7 @@ from .attr_value import decode_attr_value, encode_attr_value
 from .core import Graph, Operation, Tensor, get_default_graph
 from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
-from .tf_graph_def import from_tf_proto, is_tf_proto
+from .tf_graph_def import from_tf_proto, is_tf_proto, nodes_from_tf_bytes, to_tf_proto
 
 __all__ = ["GraphDef", "decode_attr_value", "encode_attr_value", "import_graph_def"]
 
@@ -82,15 +82,11 @@ class GraphDef:
     def ParseFromString(self, data: bytes) -> None:
         """Replace the nodes by those of a binary TensorFlow GraphDef (a ``.pb`` TF1 wrote), translating
         TF's op types to antcolony's (graph/tf_op_table.py), as the protobuf method TF1 programs call."""
-        from .tf_graph_def import nodes_from_tf_bytes
-
         parsed = GraphDef.from_dict({"node": nodes_from_tf_bytes(data)})
         self.node, self.versions = parsed.node, parsed.versions
 
     def SerializeToString(self) -> bytes:
         """This graph as a binary TensorFlow GraphDef that TF1 can import (for ops TF also has)."""
-        from .tf_graph_def import to_tf_proto
-
         g = Graph()
         with g.as_default():
             import_graph_def(self, name="")
@@ -169,6 +165,9 @@ def import_graph_def(
     name: str = "import",
 ) -> list[Tensor | Operation] | None:
     """Rebuild ``graph_def`` in the default graph, as ``tf.compat.v1.import_graph_def``.
+
+    ``graph_def`` is antcolony's GraphDef (or its JSON text or dict), or TensorFlow's GraphDef
+    protobuf message, whose op types are translated (graph/tf_op_table.py).
 
     Ops are created under the name scope ``name`` (made unique like any scope; ``""`` imports
     names unchanged, uniquifying only names already taken) with each op's shape rule re-run, and

@@ -110,3 +110,17 @@ def test_saver_save_without_meta_graph_and_missing_meta_file(tmp_path: Any) -> N
     (tmp_path / "bad.meta").write_bytes(b"\x08\x01")
     with tf.Graph().as_default(), pytest.raises(GraphError, match=r"bad\.meta"):
         tf.train.import_meta_graph(str(tmp_path / "bad.meta"))
+
+
+def test_graph_with_a_py_func_saves_its_checkpoint_without_a_meta_graph(tmp_path: Any, caplog: Any) -> None:
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(4.0, name="v")
+        tf.py_func(lambda a: a * 2, [v.value()], tf.float32)
+        saver = tf.train.Saver()
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            with caplog.at_level("WARNING"):
+                path = saver.save(sess, str(tmp_path / "m"))
+    assert os.path.exists(path + ".safetensors") and not os.path.exists(path + ".meta")
+    assert "without a meta graph" in caplog.text
