@@ -242,9 +242,17 @@ for _t in ("Mean", "Sum", "Max", "Min", "Prod"):
 
 def _axes_export(node: Node, op: Operation) -> list[Node]:
     axis = node["attr"].get("axis")
-    if axis is None:
-        axis = tuple(range(len(op.inputs[0].shape or ())))
-    const = _const_node(node["name"] + "/reduction_indices", list(axis), np.int32, node["device"])
+    if axis is None:  # antcolony: reduce over every axis; TF needs them listed
+        rank = op.inputs[0]._shape
+        if rank is None:
+            raise UnimplementedError(
+                None,
+                op,
+                f"node {op.name!r} ({op.type}) reduces all axes of an input of unknown rank; TF needs the axes",
+            )
+        axis = tuple(range(len(rank)))
+    axes = np.asarray(axis, dtype=np.int32).reshape(-1)
+    const = _const_node(node["name"] + "/reduction_indices", axes, np.int32, node["device"])
     attr = {"T": op.inputs[0].dtype, "Tidx": np.dtype(np.int32), "keep_dims": bool(node["attr"]["keepdims"])}
     return [
         const,

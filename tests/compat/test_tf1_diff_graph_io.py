@@ -32,11 +32,12 @@ def _build_model(tf: Any) -> tuple[Any, Any]:
     both = tf.concat([probs, tf.transpose(tf.expand_dims(tf.reduce_mean(logits, axis=0), 1), [1, 0])], 0)
     tf.identity(tf.reduce_sum(both * 2.0, axis=[1], keepdims=True), name="total")
     tf.cast(tf.argmax(logits, 1), tf.float32, name="label")
+    tf.identity(tf.reduce_max(logits), name="peak")
     tf.identity(tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits), name="mixed")
-    return x, ("probs", "total", "label", "mixed")
+    return x, ("probs", "total", "label", "mixed", "peak")
 
 
-OUTPUTS = ["probs:0", "total:0", "label:0", "mixed:0"]
+OUTPUTS = ["probs:0", "total:0", "label:0", "mixed:0", "peak:0"]
 
 
 def _tf_frozen_pb(tmp_path: Any) -> tuple[str, list[np.ndarray]]:
