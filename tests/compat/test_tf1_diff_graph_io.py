@@ -33,11 +33,12 @@ def _build_model(tf: Any) -> tuple[Any, Any]:
     tf.identity(tf.reduce_sum(both * 2.0, axis=[1], keepdims=True), name="total")
     tf.cast(tf.argmax(logits, 1), tf.float32, name="label")
     tf.identity(tf.reduce_max(logits), name="peak")
+    tf.identity(probs[1:, 2] + logits[..., ::2][:, None, 0], name="sliced")
     tf.identity(tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits), name="mixed")
-    return x, ("probs", "total", "label", "mixed", "peak")
+    return x, ("probs", "total", "label", "mixed", "peak", "sliced")
 
 
-OUTPUTS = ["probs:0", "total:0", "label:0", "mixed:0", "peak:0"]
+OUTPUTS = ["probs:0", "total:0", "label:0", "mixed:0", "peak:0", "sliced:0"]
 
 
 def _tf_frozen_pb(tmp_path: Any) -> tuple[str, list[np.ndarray]]:
