@@ -56,7 +56,7 @@ def _tf_frozen_pb(tmp_path: Any) -> tuple[str, list[np.ndarray]]:
 def test_frozen_pb_written_by_tf_runs_in_antcolony_with_the_same_outputs(tmp_path: Any) -> None:
     path, want = _tf_frozen_pb(tmp_path)
     gd = acv1.GraphDef()
-    with open(path, "rb") as f:
+    with acv1.gfile.GFile(path, "rb") as f:
         gd.ParseFromString(f.read())
     g = acv1.Graph()
     with g.as_default():
@@ -191,8 +191,10 @@ def test_write_graph_as_text_is_tf_text_format(tmp_path: Any) -> None:
     np.testing.assert_allclose(got, np.maximum(X[0, :3, :3, 0], 0), rtol=1e-6)
 
 
-def test_malformed_pb_is_a_graph_error() -> None:
-    from antcolony.errors import GraphError
+def test_malformed_pb_is_a_graph_error_and_a_missing_one_not_found(tmp_path: Any) -> None:
+    from antcolony.errors import GraphError, NotFoundError
 
     with pytest.raises(GraphError, match="not a binary TensorFlow GraphDef"):
         acv1.GraphDef().ParseFromString(b"\xff\xff\xff\x0f garbage")
+    with pytest.raises(NotFoundError, match=r"nothing\.pb"):
+        acv1.gfile.GFile(str(tmp_path / "nothing.pb"), "rb")
