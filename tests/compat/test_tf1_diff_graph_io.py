@@ -198,3 +198,23 @@ def test_malformed_pb_is_a_graph_error_and_a_missing_one_not_found(tmp_path: Any
         acv1.GraphDef().ParseFromString(b"\xff\xff\xff\x0f garbage")
     with pytest.raises(NotFoundError, match=r"nothing\.pb"):
         acv1.gfile.GFile(str(tmp_path / "nothing.pb"), "rb")
+
+
+def test_unfrozen_antcolony_graph_runs_in_tf_after_its_init_op() -> None:
+    g = acv1.Graph()
+    with g.as_default():
+        x, _ = _build_model(acv1)
+        acv1.global_variables_initializer()
+        with acv1.Session(graph=g) as sess:
+            sess.run("init")
+            want = sess.run(OUTPUTS, {x: X})
+    proto = tf1.GraphDef()
+    proto.ParseFromString(g.as_graph_def().SerializeToString())
+    tg = tf1.Graph()
+    with tg.as_default():
+        tf1.import_graph_def(proto, name="")
+        with tf1.Session(graph=tg) as sess:
+            sess.run("init")
+            got = sess.run(OUTPUTS, {"x:0": X})
+    for name, a, b in zip(OUTPUTS, got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=name)
