@@ -218,3 +218,12 @@ def test_unfrozen_antcolony_graph_runs_in_tf_after_its_init_op() -> None:
             got = sess.run(OUTPUTS, {"x:0": X})
     for name, a, b in zip(OUTPUTS, got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_antcolony_op_without_tf_translation_is_unimplemented_naming_it(tmp_path: Any) -> None:
+    g = acv1.Graph()
+    with g.as_default():
+        acv1.one_hot(acv1.placeholder(acv1.int32, [None], name="i"), 4, name="hot")
+    with pytest.raises(UnimplementedError, match="'OneHot'"):
+        acv1.io.write_graph(g, str(tmp_path), "g.pb", as_text=False)
+    assert not os.path.exists(tmp_path / "g.pb")
