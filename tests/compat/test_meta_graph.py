@@ -126,3 +126,17 @@ def test_graph_with_an_unserialisable_attr_saves_its_checkpoint_without_a_meta_g
                 path = saver.save(sess, str(tmp_path / "m"))
     assert os.path.exists(path + ".safetensors") and not os.path.exists(path + ".meta")
     assert "without a meta graph" in caplog.text
+
+
+def test_max_to_keep_deletes_old_meta_graphs_with_their_checkpoints(tmp_path: Any) -> None:
+    g = tf.Graph()
+    with g.as_default():
+        tf.Variable(1.0, name="v")
+        saver = tf.train.Saver(max_to_keep=1)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            first = saver.save(sess, str(tmp_path / "m"), global_step=1)
+            assert os.path.exists(first + ".meta")
+            second = saver.save(sess, str(tmp_path / "m"), global_step=2)
+    assert not os.path.exists(first + ".meta") and not os.path.exists(first + ".safetensors")
+    assert os.path.exists(second + ".meta")
