@@ -30,6 +30,7 @@ from antcolony.actors.checkpoint_state import (
     write_file_for_user,
     write_state,
 )
+from antcolony.actors.meta_graph import export_meta_graph
 from antcolony.errors import (
     AsyncOnlyError,
     GraphError,
@@ -104,6 +105,7 @@ class Saver:
         self._vars: dict[str, Variable] = {}
         self._placeholders: dict[str, Tensor] = {}
         self._restore_op: Operation | None = None
+        self._meta_warned = False
         if not defer_build:
             self.build()
 
@@ -156,12 +158,27 @@ class Saver:
     ) -> str:
         """Write the variables to ``save_path`` (``-<global_step>`` appended when given); returns the prefix.
 
-        No meta graph is written (``write_meta_graph`` is accepted for TF1 signatures' sake).
+        With ``write_meta_graph`` (the default, as TF1) the graph is also written to
+        ``<prefix>.<meta_graph_suffix>`` for ``tf.train.import_meta_graph``.
         """
         self.build()
         fetches = self._save_fetches(global_step)
         values = _blocking(sess, fetches, "Saver.save", "save_async") if fetches else {}
-        return self._write(save_path, values, global_step, latest_filename, write_state)
+        prefix = self._write(save_path, values, global_step, latest_filename, write_state)
+        if write_meta_graph:
+            self._write_meta(prefix, meta_graph_suffix)
+        return prefix
+
+    def _write_meta(self, prefix: str, suffix: str) -> None:
+        graph = next(iter(self._vars.values())).graph if self._vars else None
+        try:
+            export_meta_graph(f"{prefix}.{suffix}", graph=graph)
+        except GraphError as exc:
+            # The checkpoint is written; a graph holding unserialisable attrs (a py_func's
+            # callable) only loses its .meta, as before meta graphs existed. Warn once per saver.
+            log = logger.debug if self._meta_warned else logger.warning
+            self._meta_warned = True
+            log("checkpoint %s saved without a meta graph: %s", prefix, exc)
 
     async def save_async(
         self,
@@ -241,12 +258,13 @@ class Saver:
                 # keep_checkpoint_every_n_hours: this one stays on disk, out of the rotation.
                 self._last_preserved = saved_at
                 continue
-            try:
-                os.unlink(data_path(old))
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                logger.warning("could not delete old checkpoint %s: %s", data_path(old), exc)
+            for path in (data_path(old), old + ".meta"):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    logger.warning("could not delete old checkpoint file %s: %s", path, exc)
 
     # -- restoring ------------------------------------------------------------------------
     def restore(self, sess: Any, save_path: str | None) -> None:

@@ -18,6 +18,7 @@ from .attr_value import decode_attr_value, encode_attr_value
 from .core import Graph, Operation, Tensor, get_default_graph
 from .graph_def_checks import MALFORMED, check_frames, create_checked_op
 from .registry import OP_DEFS
+from .tf_graph_def import from_tf_proto, is_tf_proto, nodes_from_tf_bytes, to_tf_proto
 
 __all__ = ["GraphDef", "decode_attr_value", "encode_attr_value", "import_graph_def"]
 
@@ -77,6 +78,19 @@ class GraphDef:
                 f"version {PRODUCER}; upgrade antcolony"
             )
         return cls([_checked_node(n, i) for i, n in enumerate(data.get("node", []))], versions)
+
+    def ParseFromString(self, data: bytes) -> None:
+        """Replace the nodes by those of a binary TensorFlow GraphDef (a ``.pb`` TF1 wrote), translating
+        TF's op types to antcolony's (graph/tf_op_table.py), as the protobuf method TF1 programs call."""
+        parsed = GraphDef.from_dict({"node": nodes_from_tf_bytes(data)})
+        self.node, self.versions = parsed.node, parsed.versions
+
+    def SerializeToString(self) -> bytes:
+        """This graph as a binary TensorFlow GraphDef that TF1 can import (for ops TF also has)."""
+        g = Graph()
+        with g.as_default():
+            import_graph_def(self, name="")
+        return bytes(to_tf_proto(g).SerializeToString())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GraphDef):
@@ -152,6 +166,9 @@ def import_graph_def(
 ) -> list[Tensor | Operation] | None:
     """Rebuild ``graph_def`` in the default graph, as ``tf.compat.v1.import_graph_def``.
 
+    ``graph_def`` is antcolony's GraphDef (or its JSON text or dict), or TensorFlow's GraphDef
+    protobuf message, whose op types are translated (graph/tf_op_table.py).
+
     Ops are created under the name scope ``name`` (made unique like any scope; ``""`` imports
     names unchanged, uniquifying only names already taken) with each op's shape rule re-run, and
     with the device scope applied to nodes that have no device. ``input_map`` maps tensor names
@@ -169,11 +186,13 @@ def import_graph_def(
     """
     if isinstance(graph_def, (str, bytes)):
         gd = GraphDef.from_json(graph_def)
+    elif is_tf_proto(graph_def):
+        gd = GraphDef.from_dict({"node": from_tf_proto(graph_def)})
     elif isinstance(graph_def, (GraphDef, Mapping)):
         gd = GraphDef.from_dict(graph_def.to_dict() if isinstance(graph_def, GraphDef) else graph_def)
     else:
         raise GraphError(
-            f"import_graph_def needs a GraphDef, JSON text or dict, got {type(graph_def).__name__}"
+            f"import_graph_def needs a GraphDef (antcolony's or TF's protobuf), JSON text or dict, got {type(graph_def).__name__}"
         )
     g = get_default_graph()
     if g.finalized:

@@ -62,6 +62,21 @@ class Variable(TensorOperators):
         if trainable and TRAINABLE_VARIABLES not in (collections or []):
             g.add_to_collection(TRAINABLE_VARIABLES, self)
 
+    @classmethod
+    def from_ops(
+        cls,
+        variable_op: Operation,
+        initializer: Operation,
+        snapshot: Tensor,
+        initial_value: Tensor,
+        trainable: bool,
+    ) -> Variable:
+        """A Variable over ops already in a graph (an imported meta graph's), added to no collection."""
+        var = cls.__new__(cls)
+        var._variable_op, var._initializer_op, var._snapshot = variable_op, initializer, snapshot
+        var.initial_value, var.trainable = initial_value, trainable
+        return var
+
     @property
     def op(self) -> Operation:
         return self._variable_op

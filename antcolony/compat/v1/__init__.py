@@ -25,7 +25,7 @@ from antcolony.graph.ops.parsing_ops import (
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
-from . import data, io, logging, python_io, sparse, summary, train
+from . import data, gfile, graph_util, io, logging, python_io, sparse, summary, train
 
 __all__ = [
     *_api_names,
@@ -41,6 +41,8 @@ __all__ = [
     "VarLenFeature",
     "data",
     "get_default_session",
+    "gfile",
+    "graph_util",
     "io",
     "logging",
     "parse_example",

@@ -21,6 +21,7 @@ from antcolony.actors.checkpoint_state import (
     get_checkpoint_state,
     latest_checkpoint,
 )
+from antcolony.actors.meta_graph import export_meta_graph, import_meta_graph
 from antcolony.actors.monitored_session import (
     MonitoredSession,
     MonitoredTrainingSession,
@@ -36,6 +37,7 @@ from antcolony.actors.session_run_hook import (
     SessionRunValues,
 )
 from antcolony.actors.summary_hooks import StepCounterHook, SummarySaverHook
+from antcolony.compat.v1.io import write_graph
 from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
@@ -94,14 +96,17 @@ __all__ = [
     "cosine_decay",
     "create_global_step",
     "exponential_decay",
+    "export_meta_graph",
     "get_checkpoint_state",
     "get_global_step",
     "get_or_create_global_step",
+    "import_meta_graph",
     "inverse_time_decay",
     "latest_checkpoint",
     "natural_exp_decay",
     "piecewise_constant",
     "polynomial_decay",
+    "write_graph",
 ]
 
 # tf.train.Example and its parts: protobuf messages (devices/data/example_proto.py).
