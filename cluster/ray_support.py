@@ -98,8 +98,8 @@ def connect(
         if mib:  # Ray counts the GPUs as num_gpus itself; their size lets a job ask a memory share
             resources[REAL_GPU_MIB] = float(mib)
         ray.init(
-            # "local": a new Ray even where RAY_ADDRESS (which Ray's own init sets for the
-            # processes a driver starts) names another cluster
+            # "local": a new Ray even where RAY_ADDRESS or /tmp/ray/ray_current_cluster names one
+            # (ray.init's default joins it, and then refuses num_cpus and resources)
             address="local",
             namespace=NAMESPACE,
             _node_ip_address="127.0.0.1",
