@@ -21,6 +21,7 @@ from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.conv_geometry import Window
 
 from .elementwise import run_parts
+from .gemm import PARALLEL_MACS
 from .registry import Compute, KernelContext, register_kernel
 from .windows import Geometry, from_nhwc, padded, patches, tap, to_nhwc, unpadded
 
@@ -58,7 +59,7 @@ _SLICE_BYTES = 2 << 20
 _TAP_GEMM_CHANNELS = 16
 # Multiply-adds from which a kernel's slices run on the intra-op pool (``run_parts``): a hand-off
 # costs tens of microseconds, this much work about a millisecond of one core.
-_PARALLEL_MACS = 1 << 24
+_PARALLEL_MACS = PARALLEL_MACS
 # Partial filter gradients summed at the end: a fixed count, so that the sum's order, and so its
 # rounding, does not depend on the threads.
 _FILTER_GRAD_PARTS = 4

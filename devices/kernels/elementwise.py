@@ -41,7 +41,7 @@ _threads = _cores()
 
 
 def set_threads(n: int | None) -> None:
-    """The threads one large elementwise update may use (the session's intra-op setting); None:
+    """The threads one large elementwise update may use (DeviceSet: the cores); None:
     the cores this process may run on."""
     global _threads
     _threads = max(1, n) if n else _cores()
