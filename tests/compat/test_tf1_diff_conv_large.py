@@ -35,9 +35,10 @@ LOOSE = {"rtol": 1e-4, "atol": 1e-4, "grad_rtol": 1e-4, "grad_atol": 1e-3}
 @pytest.fixture(autouse=True)
 def three_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # a session's devices size the pool from the cores; 3 whatever the machine
+    before = elementwise.threads()
     monkeypatch.setattr(elementwise, "_cores", lambda: 3)
     yield
-    elementwise.set_threads(None)
+    elementwise.set_threads(before)
 
 
 for _pad in ["SAME", "VALID"]:
