@@ -85,6 +85,8 @@ class SessionConfig:
         kernels running at once never oversubscribe the cores. 0 leaves numpy's BLAS as
         configured. The limit is applied process-wide with threadpoolctl while the loop's
         Runtime lives (BLAS thread counts are global); the first session on a loop decides.
+        Large optimizer updates, convolutions and pooling also split their work over a shared
+        pool as wide as the cores, whatever this limit (devices/kernels/elementwise.py).
     inline_threshold: an expensive kernel (matmul, reductions, ...) whose inputs hold fewer
         elements than this runs inline on the node actor's turn instead of on a worker thread
         (env ``ANTCOLONY_INLINE_THRESHOLD``).

@@ -73,8 +73,11 @@ class DeviceSet:
         self.runtime = runtime
         self.settings = settings
         self._blas_limit = _limit_blas(settings.intra_op_threads)
-        # large elementwise updates (optimizer Apply* kernels) split over as many threads
-        set_elementwise_threads(settings.intra_op_threads)
+        # Large kernels (Apply* updates, convolutions, pooling) split their work over a shared pool
+        # as wide as the cores, as TF's intra-op pool: its helpers only take tasks nobody started
+        # and never spin, unlike BLAS threads, so the per-call BLAS limit above does not bound it
+        # (on 2 cores, BLAS 1 keeps two kernels at once from putting 4 spinning threads there).
+        set_elementwise_threads(None)
         retain_freed_host_memory(settings.host_memory_retain)
         self.backend: GpuBackend = select_backend(
             settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory

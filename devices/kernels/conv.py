@@ -3,13 +3,16 @@
 Forward: the (N*out_h*out_w, kh*kw*C) patch matrix (a strided view of the padded input, copied
 by the reshape) times the (kh*kw*C, O) filter. BackpropFilter: that patch matrix, transposed,
 times out_backprop. BackpropInput: out_backprop times the filter transposed gives each window's
-gradient, added back into the padded input one filter tap at a time (col2im). On the CPU each
-runs over slices of the batch (see ``_SLICE_BYTES``). NCHW runs through NHWC views. A 1x1
-unit-stride unpadded convolution needs no patch copy.
+gradient, added back into the padded input one filter tap at a time (col2im), or, with unit
+strides and many input channels, the convolution of out_backprop by the flipped filter. On the
+CPU each runs over slices of the batch (see ``_SLICE_BYTES``), on the intra-op pool's threads
+when the work is large (``_PARALLEL_MACS``). NCHW runs through NHWC views. A 1x1 unit-stride
+unpadded convolution needs no patch copy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,8 @@ import numpy as np
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.conv_geometry import Window
 
+from .elementwise import run_parts
+from .gemm import PARALLEL_MACS
 from .registry import Compute, KernelContext, register_kernel
 from .windows import Geometry, from_nhwc, padded, patches, tap, to_nhwc, unpadded
 
@@ -52,12 +57,28 @@ def _pointwise(win: Window) -> bool:
 # alone 13 ms (numpy, one OpenBLAS thread). A GPU takes the whole batch in one GEMM.
 _SLICE_BYTES = 2 << 20
 _TAP_GEMM_CHANNELS = 16
+# Multiply-adds from which a kernel's slices run on the intra-op pool (``run_parts``): a hand-off
+# costs tens of microseconds, this much work about a millisecond of one core.
+_PARALLEL_MACS = PARALLEL_MACS
+# Partial filter gradients summed at the end: a fixed count, so that the sum's order, and so its
+# rounding, does not depend on the threads.
+_FILTER_GRAD_PARTS = 4
+
+Task = Callable[[], None]
 
 
 def _slices(xp: Any, n: int, row_bytes: int) -> list[tuple[int, int]]:
     """[start, stop) image ranges whose patch rows take about ``_SLICE_BYTES``."""
     step = n if xp is not np else max(1, _SLICE_BYTES // max(1, row_bytes))
     return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def _run(tasks: list[Task], macs: int) -> None:
+    if macs >= _PARALLEL_MACS:
+        run_parts(tasks)
+    else:
+        for task in tasks:
+            task()
 
 
 def _cols(xp: Any, xpad: Any, win: Window, a: int, b: int) -> Any:
@@ -75,13 +96,18 @@ def conv_nhwc(xp: Any, x: Any, f: Any, win: Window) -> Any:
     xpad = padded(xp, x, win)
     pix = win.out_h * win.out_w
     out = xp.empty((n * pix, o), dtype=x.dtype)
-    for a, b in _slices(xp, n, pix * f2.shape[0] * x.itemsize):
-        xp.matmul(_cols(xp, xpad, win, a, b), f2, out=out[a * pix : b * pix])
+
+    def part(a: int, b: int) -> Task:
+        return lambda: xp.matmul(_cols(xp, xpad, win, a, b), f2, out=out[a * pix : b * pix])
+
+    slices = _slices(xp, n, pix * f2.shape[0] * x.itemsize)
+    _run([part(a, b) for a, b in slices], n * pix * f2.size)
     return out.reshape(n, win.out_h, win.out_w, o)
 
 
 def filter_grad_nhwc(xp: Any, x: Any, dy: Any, win: Window, fshape: tuple[int, ...]) -> Any:
-    """The HWIO filter gradient: sum over slices of patch matrix transposed times out_backprop."""
+    """The HWIO filter gradient: sum over slices of patch matrix transposed times out_backprop,
+    in ``_FILTER_GRAD_PARTS`` partial sums over runs of slices."""
     n, o = x.shape[0], dy.shape[3]
     dy2 = dy.reshape(-1, o)
     if _pointwise(win):
@@ -89,38 +115,81 @@ def filter_grad_nhwc(xp: Any, x: Any, dy: Any, win: Window, fshape: tuple[int, .
     xpad = padded(xp, x, win)
     pix = win.out_h * win.out_w
     slices = _slices(xp, n, pix * win.kh * win.kw * x.shape[3] * x.itemsize)
-    df = xp.matmul(_cols(xp, xpad, win, *slices[0]).T, dy2[: slices[0][1] * pix])
-    for a, b in slices[1:]:
-        df += xp.matmul(_cols(xp, xpad, win, a, b).T, dy2[a * pix : b * pix])
+    runs = [slices[k::_FILTER_GRAD_PARTS] for k in range(min(_FILTER_GRAD_PARTS, len(slices)))]
+    sums: list[Any] = [None] * len(runs)
+
+    def part(k: int) -> Task:
+        def work() -> None:
+            total = None
+            for a, b in runs[k]:
+                df = xp.matmul(_cols(xp, xpad, win, a, b).T, dy2[a * pix : b * pix])
+                total = df if total is None else xp.add(total, df, out=total)
+            sums[k] = total
+
+        return work
+
+    _run([part(k) for k in range(len(runs))], n * pix * win.kh * win.kw * x.shape[3] * o)
+    df = sums[0]
+    for more in sums[1:]:
+        df += more
     return df.reshape(fshape)
 
 
+def _transposed_window(win: Window, h: int, w: int) -> Window | None:
+    """For a unit-stride window, the window of the convolution of out_backprop by the spatially
+    flipped filter (input and output channels swapped) that gives the input gradient; None when
+    the op's padding exceeds the filter's extent (no such padding exists)."""
+    if win.sh != 1 or win.sw != 1:
+        return None
+    (top, _), (left, _) = win.pads
+    pt, pl = (win.kh - 1) * win.dh - top, (win.kw - 1) * win.dw - left
+    pb = h + (win.kh - 1) * win.dh - pt - win.out_h
+    pr = w + (win.kw - 1) * win.dw - pl - win.out_w
+    if min(pt, pl, pb, pr) < 0:
+        return None
+    return Window(win.kh, win.kw, 1, 1, win.dh, win.dw, h, w, ((pt, pb), (pl, pr)))
+
+
 def input_grad_nhwc(xp: Any, dy: Any, f: Any, win: Window, n: int, h: int, w: int) -> Any:
-    """The NHWC input gradient: each window's gradient (out_backprop times the filter
-    transposed) added back into the padded input one filter tap at a time, a slice of images at
-    a time. With many input channels a GEMM per tap writes each tap's (pixels, C) block
-    contiguously, so its add runs over whole rows; on the CNN's second layer (C = 32) that took
-    21-23 ms against 23-27 ms for one GEMM and strided adds; with one channel (its first layer)
-    the one GEMM took 4-6 ms against 6-12 ms (numpy, one OpenBLAS thread, a loaded machine)."""
+    """The NHWC input gradient. With many input channels and unit strides, a convolution of
+    out_backprop by the flipped filter: on the CNN's second layer (C = 32) 18-19 ms against 22-23
+    ms for col2im (one OpenBLAS thread, CPU time). Otherwise col2im: each window's gradient
+    (out_backprop times the filter transposed) added back into the padded input one filter tap
+    at a time, a slice of images at a time; with many channels a GEMM per tap writes each tap's
+    (pixels, C) block contiguously, so its add runs over whole rows (21-23 ms against 23-27 ms for
+    one GEMM and strided adds on that layer); with one channel (its first layer) the one GEMM
+    took 4-6 ms against 6-12 ms (numpy, one OpenBLAS thread, a loaded machine)."""
     kh, kw, c, o = f.shape
     if _pointwise(win):
         return xp.matmul(dy.reshape(-1, o), f.reshape(-1, o).T).reshape(n, h, w, c)
+    per_tap = c >= _TAP_GEMM_CHANNELS
+    flipped = _transposed_window(win, h, w) if per_tap else None
+    if flipped is not None:
+        g = xp.ascontiguousarray(f[::-1, ::-1].transpose(0, 1, 3, 2))
+        return conv_nhwc(xp, dy, g, flipped)
     (top, bottom), (left, right) = win.pads
     dxp = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=dy.dtype)
     pix = win.out_h * win.out_w
-    per_tap = c >= _TAP_GEMM_CHANNELS
     ft = xp.ascontiguousarray(f.transpose(0, 1, 3, 2)) if per_tap else f.reshape(-1, o).T
-    for a, b in _slices(xp, n, pix * kh * kw * c * dy.itemsize):
-        dy2, part = dy[a:b].reshape(-1, o), dxp[a:b]
-        cols = None if per_tap else xp.matmul(dy2, ft).reshape(b - a, win.out_h, win.out_w, kh, kw, c)
-        for i in range(kh):
-            for j in range(kw):
-                if cols is None:
-                    tap(part, win, i, j)[...] += xp.matmul(dy2, ft[i, j]).reshape(
-                        b - a, win.out_h, win.out_w, c
-                    )
-                else:
-                    tap(part, win, i, j)[...] += cols[:, :, :, i, j, :]
+
+    def part(a: int, b: int) -> Task:
+        def work() -> None:
+            dy2, dst = dy[a:b].reshape(-1, o), dxp[a:b]
+            cols = None if per_tap else xp.matmul(dy2, ft).reshape(b - a, win.out_h, win.out_w, kh, kw, c)
+            for i in range(kh):
+                for j in range(kw):
+                    if cols is None:
+                        tap(dst, win, i, j)[...] += xp.matmul(dy2, ft[i, j]).reshape(
+                            b - a, win.out_h, win.out_w, c
+                        )
+                    else:
+                        tap(dst, win, i, j)[...] += cols[:, :, :, i, j, :]
+
+        return work
+
+    # slices write disjoint images of ``dxp``
+    slices = _slices(xp, n, pix * kh * kw * c * dy.itemsize)
+    _run([part(a, b) for a, b in slices], n * pix * kh * kw * c * o)
     return unpadded(dxp, win, h, w)
 
 

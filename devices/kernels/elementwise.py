@@ -7,6 +7,11 @@ own reads and writes only. Work of at least ``PARALLEL_MIN`` elements is split i
 parts run on ``threads()`` threads (numpy releases the GIL inside its loops), as TF shards an
 Eigen expression over its intra-op pool. Non-numpy arrays (cupy) run in one piece: a GPU kernel
 is already parallel and launches cost more than the temporaries.
+
+``run_parts`` is the same pool for kernels whose work splits into independent tasks (the
+convolution and pooling kernels' batch slices): the caller and up to ``threads() - 1`` helpers
+each take the next task nobody has started, so a pool busy with another kernel's tasks never
+delays the caller, which then runs them all itself.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ _threads = _cores()
 
 
 def set_threads(n: int | None) -> None:
-    """The threads one large elementwise update may use (the session's intra-op setting); None:
+    """The threads one large elementwise update may use (DeviceSet: the cores); None:
     the cores this process may run on."""
     global _threads
     _threads = max(1, n) if n else _cores()
@@ -105,6 +110,45 @@ def run_chunked(xp: Any, arrays: Sequence[Any], scratch: Scratch, fn: ChunkFn, *
     finally:
         for f in futures:
             f.result()
+
+
+def run_parts(tasks: Sequence[Callable[[], None]]) -> None:
+    """Run every task once, on the calling thread and up to ``threads() - 1`` pool helpers; the
+    first exception a task raised is re-raised once all started tasks have finished."""
+    helpers = min(_threads, len(tasks)) - 1
+    if helpers <= 0:
+        for task in tasks:
+            task()
+        return
+    pending = iter(tasks)
+    lock = threading.Lock()
+    left = [len(tasks)]
+    errors: list[BaseException] = []
+    finished = threading.Event()
+
+    def take() -> None:
+        while True:
+            with lock:
+                task = next(pending, None)
+            if task is None:
+                return
+            try:
+                task()
+            except BaseException as exc:  # handed to the caller, CancelledError included
+                errors.append(exc)
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    finished.set()
+
+    pool = _executor(helpers)
+    for _ in range(helpers):
+        pool.submit(take)
+    take()
+    # what is left is running on a helper: the tasks are taken, so this wait is one task's length
+    finished.wait()
+    if errors:
+        raise errors[0]
 
 
 def _run_range(flats: list[Any], lo: int, hi: int, ntemps: int, fn: ChunkFn, extra: tuple[Any, ...]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .gemm import matmul
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 # Python operators give numpy's (and cupy's) semantics for arrays and take numpy's scalar fast
@@ -72,7 +73,7 @@ def _matmul(ctx: KernelContext) -> Compute:
     ta, tb = ctx.attr("transpose_a"), ctx.attr("transpose_b")
 
     def compute(a: Any, b: Any) -> Any:
-        return xp.matmul(a.T if ta else a, b.T if tb else b)
+        return matmul(xp, a.T if ta else a, b.T if tb else b)
 
     return compute
 
