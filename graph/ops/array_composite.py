@@ -101,6 +101,10 @@ def split(
 ) -> list[Tensor]:
     """Split along ``axis`` into equal parts (an int) or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
+    shape = _known(x, "split")
+    axis = S.normalize_axis(axis, len(shape), x.name)
+    if shape[axis] is None and isinstance(num_or_size_splits, (int, np.integer)):
+        return _split_unknown(x, int(num_or_size_splits), axis, name)
     total = _static_dim(x, axis, "split")
     if isinstance(num_or_size_splits, (int, np.integer)):
         parts = int(num_or_size_splits)
@@ -125,6 +129,30 @@ def split(
             out.append(_cut(x, axis, start, start + s))
             start += s
     return out
+
+
+def _split_unknown(x: Tensor, parts: int, axis: int, name: str) -> list[Tensor]:
+    """Equal parts of a dimension known only at run time, as TF's Split: the axis moved first,
+    reshaped to ``[parts, -1, ...]`` and unstacked (a size not divisible by ``parts`` fails the
+    reshape when the step runs). The other dimensions must be known."""
+    shape = x._shape
+    assert shape is not None
+    if parts <= 0:
+        raise GraphError(f"split: {parts} parts of {x.name}; give a positive number")
+    rest = [d for i, d in enumerate(shape) if i != axis]
+    if not S.is_fully_defined(tuple(rest)):
+        raise GraphError(
+            f"split of {x.name} (shape {x.shape}) into {parts} along unknown dimension {axis} needs "
+            "the other dimensions known"
+        )
+    perm = [axis, *(i for i in _builtin_range(len(shape)) if i != axis)]
+    with get_default_graph().name_scope(name):
+        front = x if axis == 0 else transpose(x, perm)
+        pieces = unstack(reshape(front, [parts, -1, *rest]), num=parts, axis=0)
+        if axis == 0:
+            return pieces
+        back = [perm.index(i) for i in _builtin_range(len(shape))]
+        return [transpose(piece, back) for piece in pieces]
 
 
 def slice(input_: Any, begin: Sequence[int], size: Sequence[int], name: str | None = None) -> Tensor:

@@ -256,3 +256,25 @@ def test_dividing_integers_is_a_float_division_named_truediv_as_tf1():
     for value, want in zip(got, [[3.5, -3.5], [3.5, -3.5], [1.0, -1.0], [3.5, -3.5], [0.5, 1.5]]):
         np.testing.assert_array_equal(value, want)
     assert [v.dtype for v in got] == [np.float64, np.float64, np.float64, np.float32, np.float32]
+
+
+def test_split_into_equal_parts_of_a_dimension_known_only_when_fed():
+    """TF1 RNN tutorials split a [batch * time, n] reshape into time steps: tf.split(x, 28, 0)."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 4])
+        y = tf.placeholder(tf.float32, [3, None, 2])
+        rows, cols = tf.split(x, 3, 0), tf.split(y, 2, 1)
+        assert rows[0].shape.as_list() == [None, 4]
+        grad = tf.gradients(tf.reduce_sum(rows[1] * 2.0) + tf.reduce_sum(cols[0]), [x, y])
+        v = np.arange(24, dtype=np.float32).reshape(6, 4)
+        w = np.arange(24, dtype=np.float32).reshape(3, 4, 2)
+        with tf.Session() as sess:
+            got_rows, got_cols, (gx, gy) = sess.run([rows, cols, grad], {x: v, y: w})
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(rows, {x: np.ones((5, 4), np.float32)})  # 5 rows are not 3 equal parts
+        for got, want in zip(got_rows, np.split(v, 3, 0)):
+            np.testing.assert_array_equal(got, want)
+        for got, want in zip(got_cols, np.split(w, 2, 1)):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(gx, np.repeat([0.0, 2.0, 0.0], 2)[:, None] * np.ones((6, 4)))
+        np.testing.assert_array_equal(gy, np.concatenate([np.ones((3, 2, 2)), np.zeros((3, 2, 2))], 1))
