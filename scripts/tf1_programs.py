@@ -112,7 +112,7 @@ PROGRAMS = [
     Program(NLI, "04_modern_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "05_convolutional_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "07_lstm.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
-    Program(NLI, "08_word2vec.py", (Metric(r"^Loss at  ?(?P<key>\d+): (?P<value>\S+)", "loss"),)),
+    Program(NLI, "08_word2vec.py", (Metric(r"^Loss at +(?P<key>\d+):? +(?P<value>\S+)", "loss"),)),
     Program(NLI, "09_tensorboard.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "10_save_restore_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "11_gan.py", (Metric(r"^(?P<key>\d+) \S+ (?P<value>\S+) ", "band"),)),
