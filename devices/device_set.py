@@ -27,6 +27,7 @@ from .engine import RUNTIME_KEY as ENGINE_KEY
 from .engine import create_engine
 from .gpu import GpuWorker
 from .host_malloc import retain_freed_host_memory
+from .kernels.elementwise import acquire_pool, release_pool
 from .kernels.elementwise import set_threads as set_elementwise_threads
 from .memory import DeviceMemory
 from .pool_trim import trim_pools_forever
@@ -78,6 +79,7 @@ class DeviceSet:
         # and never spin, unlike BLAS threads, so the per-call BLAS limit above does not bound it
         # (on 2 cores, BLAS 1 keeps two kernels at once from putting 4 spinning threads there).
         set_elementwise_threads(None)
+        acquire_pool()
         retain_freed_host_memory(settings.host_memory_retain)
         self.backend: GpuBackend = select_backend(
             settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory
@@ -255,6 +257,9 @@ class DeviceSet:
             if ref.is_alive:
                 await ref.stop()
         self.backend.close()
+        pool = release_pool()
+        if pool is not None:  # joining its idle threads blocks: off the event loop
+            await asyncio.to_thread(pool.shutdown, True)
         if self._blas_limit is not None:
             self._blas_limit.restore_original_limits()
             self._blas_limit = None

@@ -36,6 +36,7 @@ def _cores() -> int:
 
 _pool: ThreadPoolExecutor | None = None
 _pool_workers = 0
+_pool_users = 0  # DeviceSets open (acquire_pool / release_pool): the last one's close ends the pool
 _pool_lock = threading.Lock()
 _threads = _cores()
 
@@ -51,8 +52,29 @@ def threads() -> int:
     return _threads
 
 
+def acquire_pool() -> None:
+    """A DeviceSet (a Runtime's devices) starts using the intra-op pool."""
+    global _pool_users
+    with _pool_lock:
+        _pool_users += 1
+
+
+def release_pool() -> ThreadPoolExecutor | None:
+    """A DeviceSet closed, its kernels done. When it was the last, the pool is detached and
+    returned for the caller to shut down off the event loop, so no intra-op thread outlives the
+    runtimes that used it (a later kernel makes a new pool)."""
+    global _pool, _pool_users, _pool_workers
+    with _pool_lock:
+        _pool_users = max(0, _pool_users - 1)
+        if _pool_users or _pool is None:
+            return None
+        pool, _pool, _pool_workers = _pool, None, 0
+    return pool
+
+
 def _executor(workers: int) -> ThreadPoolExecutor:
-    # A pool is never shut down (a kernel may be submitting to it): a larger one replaces it.
+    # While runtimes are open the pool is not shut down (a kernel may be submitting to it): a
+    # larger one replaces it. The last runtime's close ends it (release_pool).
     global _pool, _pool_workers
     with _pool_lock:
         if _pool is None or _pool_workers < workers:
