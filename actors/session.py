@@ -123,7 +123,6 @@ class Session:
         if self._runtime is None or self._runtime.closed:
             self._runtime = rt
             self._devices = get_device_set(rt, _device_settings(self._config))
-            self._devices.session_attached()
             self._executors.clear()
             self._plans.clear()
             self._registries = (RUN_ACTIONS, run_actions_of(rt), self._run_actions)
@@ -585,8 +584,6 @@ class Session:
             await write_file_atomic_async(self._config.trace_file, self._trace_log.chrome_trace())
             logger.info("wrote the step trace to %s", self._config.trace_file)
         self._resources = SessionResources()
-        if self._devices is not None and self._runtime is not None and not self._runtime.closed:
-            await self._devices.session_closed()
 
 
 #: How long ``close`` waits for kernels of its steps already running on a GPU stream.

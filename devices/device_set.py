@@ -9,7 +9,6 @@ session asking for different ones gets a ConfigError naming them.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass
@@ -110,7 +109,6 @@ class DeviceSet:
             ),
         )
         self._memories: dict[int, DeviceMemory] = {}
-        self._open_sessions = 0  # sessions attached to this runtime and not closed
         # Free pool memory goes back to the device when the job does not need it (pool_trim.py).
         self._trimmer = (
             runtime.create_task(trim_pools_forever(self.memories), name="gpu-pool-trimmer")
@@ -129,28 +127,6 @@ class DeviceSet:
         if memory is None:
             memory = self._memories[index] = self._new_memory(index)
         return memory
-
-    def session_attached(self) -> None:
-        self._open_sessions += 1
-
-    async def session_closed(self) -> None:
-        """When the runtime's last open session closes, each GPU pool's free memory goes back
-        to the device at once: a job that closed its sessions holds only what is still live
-        (issue 27: the device's memory is free when ``close`` returns), not the trimmer's slack
-        (pool_trim.py) for ever. The limit stays; a later session grows the pool again."""
-        self._open_sessions -= 1
-        if self._open_sessions or not self._memories or self.runtime.closed:
-            return
-        # the ledger's file operations (simulated GPU) and cudaFree block: off the event loop
-        await asyncio.to_thread(self._release_free_pools)
-
-    def _release_free_pools(self) -> None:
-        for _, memory in self.memories():
-            bfc = memory.device
-            try:
-                bfc.release_free_regions(bfc.bytes_in_use)
-            except Exception:  # an optimisation failing must not fail the caller's close
-                logger.exception("%s: handing the closed job's free GPU pool back failed", memory.name)
 
     def memories(self) -> list[tuple[int, DeviceMemory]]:
         """(GPU index, allocator stack) of every GPU this process has allocated on, by index."""
