@@ -9,9 +9,9 @@ out of regions where the sub-allocator can split them):
 - down to the bytes in use, when another process sharing the device was refused memory since
   the last check (the simulated GPU's ledger records refusals);
 - down to the job's recent peak plus a slack (an eighth of it, at least ``MIN_SLACK``), when the
-  pool has stayed above that for a whole window (``TRIM_WINDOW_S``): a job whose peak fell gives
-  the rest back, while a job that reaches its peak every step keeps the pool it needs. (A job
-  that closed its sessions keeps no slack: ``DeviceSet.session_closed`` releases at close.)
+  pool has stayed above that for a whole window (``TRIM_WINDOW_S``): a job whose peak fell, or
+  that closed its sessions (its peak falls to what is still live), gives the rest back, while a
+  job that reaches its peak every step keeps the pool it needs.
 
 The limit is not changed (AntMan's limit stays the scheduler's): a later growth may take the
 memory again.
