@@ -3,10 +3,14 @@ direct numpy loops, gradients against finite differences, a small CNN that learn
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
+import antcolony as ac
 import antcolony.compat.v1 as tf
+from antcolony.actors.runtime import get_runtime
 
 from .gradcheck import check_gradients
 
@@ -219,11 +223,20 @@ def test_conv_and_pool_steps_on_the_simulated_gpu_match_the_cpu():
             )
             loss = tf.reduce_sum(tf.square(y))
             grads = tf.gradients(loss, [xt, kt])
-            with tf.Session(config=config) as sess:
-                sess.run(tf.global_variables_initializer())
-                meta = tf.RunMetadata()
-                options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
-                out = sess.run([y, *grads], {xt: x}, options=options, run_metadata=meta)
+            init = tf.global_variables_initializer()
+        meta = tf.RunMetadata()
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+
+        async def steps():
+            # a runtime of its own (not the blocking face's shared one), shut down at the end, so
+            # the simulated GPU's pool is not held for the rest of the test process
+            async with ac.Session(g, config=config) as sess:
+                await sess.run(init)
+                out = await sess.run([y, *grads], {xt: x}, options=options, run_metadata=meta)
+            await get_runtime().shutdown()
+            return out
+
+        out = asyncio.run(steps())
         devices.update(
             s.device for s in meta.step_stats if s.op_type.startswith(("Conv2D", "MaxPool", "AvgPool"))
         )
@@ -232,7 +245,7 @@ def test_conv_and_pool_steps_on_the_simulated_gpu_match_the_cpu():
     on_cpu: set[str] = set()
     on_gpu: set[str] = set()
     cpu = run(tf.SessionConfig(), on_cpu)
-    # gpu_backend "auto": a simulated GPU where CUDA is absent (the compat sessions share one Runtime)
+    # gpu_backend "auto": a simulated GPU where CUDA is absent
     gpu = run(tf.SessionConfig(default_device="/gpu:0"), on_gpu)
     assert on_cpu and all("cpu" in d.lower() for d in on_cpu), on_cpu
     assert on_gpu and all("gpu" in d.lower() for d in on_gpu), on_gpu
