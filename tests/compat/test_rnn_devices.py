@@ -5,6 +5,7 @@ moving to the CPU)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import antcolony as ac
 import antcolony.compat.v1 as tf
+from antcolony.actors.runtime import get_runtime
 
 
 def _train(device: str, kind: str) -> list[np.ndarray]:
@@ -39,12 +41,20 @@ def _train(device: str, kind: str) -> list[np.ndarray]:
         train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
         variables = tf.trainable_variables()
         initializer = tf.global_variables_initializer()
-    with tf.Session(graph=g, config=ac.SessionConfig(allow_soft_placement=False)) as sess:
-        sess.run(initializer)
-        values = [sess.run(out)]
-        for _ in range(2):
-            sess.run(train)
-        return values + sess.run(variables)
+
+    async def steps() -> list[np.ndarray]:
+        # a runtime of its own (not the blocking face's shared one), shut down at the end, so the
+        # simulated GPU's pool is not held for the rest of the test process
+        async with ac.Session(g, config=ac.SessionConfig(allow_soft_placement=False)) as sess:
+            await sess.run(initializer)
+            values = [await sess.run(out)]
+            for _ in range(2):
+                await sess.run(train)
+            values += await sess.run(variables)
+        await get_runtime().shutdown()
+        return values
+
+    return asyncio.run(steps())
 
 
 @pytest.mark.parametrize("kind", ["static", "dynamic"])
