@@ -9,6 +9,7 @@ session asking for different ones gets a ConfigError naming them.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass
