@@ -69,7 +69,9 @@ class SessionDevices:
         if self.config.log_device_placement:
             logger.info("%s (%s): %s", op.name, op.type, device)
         if op.type == "VariableV2" and device != HOST:
-            self.resources.variables.accountants[op.attrs["shared_name"]] = self.memory(device).account
+            memory, name = self.memory(device), op.attrs["shared_name"]
+            self.resources.variables.accountants[name] = memory.account
+            self.resources.variables.residency[name] = memory.is_device_resident
         ctx = KernelContext(op, self.devices.xp_for(device), self.resources, device)
         try:
             compute = kd.factory(ctx)

@@ -60,6 +60,12 @@ class VarRef:
         if sys.getrefcount(value) > _HELD_BY_STORE_AND_LOCAL or not _owns_writable(value):
             # (a numpy scalar, e.g. from arithmetic on 0-d arrays, becomes a 0-d array)
             return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
+        resident = self.store.residency.get(self.name)
+        if resident is not None and resident(value) is False:
+            # In host fallback memory (written while the GPU's limit was squeezed): updated in
+            # place it would stay there for good; a copy is allocated anew, on the GPU when the
+            # limit allows it again, and the host memory freed.
+            return self.write(value.copy())
         return value
 
     @property
@@ -93,6 +99,8 @@ class VariableStore:
         self.values: dict[str, Any] = {}
         # name -> charge function of the GPU memory holding the variable (absent on the host)
         self.accountants: dict[str, Any] = {}
+        # name -> that GPU memory's is_device_resident (False: the value is in host fallback)
+        self.residency: dict[str, Any] = {}
         self.released = False
 
     def release(self) -> None:
@@ -100,6 +108,7 @@ class VariableStore:
         self.released = True
         self.values.clear()
         self.accountants.clear()
+        self.residency.clear()
 
     def ref(self, name: str, op: Any) -> VarRef:
         return VarRef(self, name, op)
