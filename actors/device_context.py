@@ -69,9 +69,7 @@ class SessionDevices:
         if self.config.log_device_placement:
             logger.info("%s (%s): %s", op.name, op.type, device)
         if op.type == "VariableV2" and device != HOST:
-            memory, name = self.memory(device), op.attrs["shared_name"]
-            self.resources.variables.accountants[name] = memory.account
-            self.resources.variables.residency[name] = memory.is_device_resident
+            self.resources.variables.memories[op.attrs["shared_name"]] = self.memory(device)
         ctx = KernelContext(op, self.devices.xp_for(device), self.resources, device)
         try:
             compute = kd.factory(ctx)

@@ -37,9 +37,9 @@ class VarRef:
     def write(self, value: Any) -> Any:
         if self.store.released:
             return value  # a write by a step cut short by close(): kept by nobody
-        account = self.store.accountants.get(self.name)
-        if account is not None:
-            value = account(value)
+        memory = self.store.memories.get(self.name)
+        if memory is not None:
+            value = memory.account(value)
         self.store.values[self.name] = value
         return value
 
@@ -60,8 +60,8 @@ class VarRef:
         if sys.getrefcount(value) > _HELD_BY_STORE_AND_LOCAL or not _owns_writable(value):
             # (a numpy scalar, e.g. from arithmetic on 0-d arrays, becomes a 0-d array)
             return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
-        resident = self.store.residency.get(self.name)
-        if resident is not None and resident(value) is False:
+        memory = self.store.memories.get(self.name)
+        if memory is not None and memory.is_device_resident(value) is False:
             # In host fallback memory (written while the GPU's limit was squeezed): updated in
             # place it would stay there for good; a copy is allocated anew, on the GPU when the
             # limit allows it again, and the host memory freed.
@@ -97,18 +97,16 @@ class VariableStore:
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
-        # name -> charge function of the GPU memory holding the variable (absent on the host)
-        self.accountants: dict[str, Any] = {}
-        # name -> that GPU memory's is_device_resident (False: the value is in host fallback)
-        self.residency: dict[str, Any] = {}
+        # name -> the GPU memory holding the variable (absent on the host): its ``account``
+        # charges a written value, its ``is_device_resident`` tells host fallback apart
+        self.memories: dict[str, Any] = {}
         self.released = False
 
     def release(self) -> None:
         """Drop every value (the session closed); later writes are not kept."""
         self.released = True
         self.values.clear()
-        self.accountants.clear()
-        self.residency.clear()
+        self.memories.clear()
 
     def ref(self, name: str, op: Any) -> VarRef:
         return VarRef(self, name, op)
