@@ -1,11 +1,14 @@
-"""The CUDA backend: CuPy arrays, one CUDA stream per worker, completion via host callbacks.
+"""The CUDA backend: CuPy arrays, one CUDA stream per worker, completion through CUDA events.
 
 Kept thin: everything above the backend is shared with the simulated one. Facts that shape it
 (notes/cuda-nvml-asyncio-apis.md): CuPy's current device/stream are thread-local, so each stream
-has its own worker thread that enters ``with device, stream``; ``launch_host_func`` callbacks
-run on a driver thread and must not call CUDA, so they only post to the loop; after a device
-error a host function may never run, so the worker also checks the stream with
-``runtime.streamQuery`` when it is idle.
+has its own worker thread that enters ``with device, stream``. Completion is an event recorded
+after each launch and waited for by a second thread of the stream (``Event.synchronize``
+releases the GIL). Host functions (``launch_host_func``) are not used: a Python host function
+takes the GIL on a driver thread while holding the driver's lock, and CuPy calls some cheap CUDA
+functions without releasing the GIL, so a kernel launch on the worker deadlocked against the
+host function of the launch before it (seen on an H200: the first training step of a small Adam
+model never ended). A synchronize also raises a device error, where a host function never runs.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from functools import partial
+from queue import SimpleQueue
 from typing import Any
 
 from antcolony.errors import UnavailableError
@@ -23,6 +28,8 @@ from . import register_backend
 from .base import GpuBackend, GpuInfo, OnDone, Stream
 from .cuda_memory import CudaDeviceMemory, PinnedMappedMemory, make_cupy_allocator
 from .threaded import ThreadedStream
+
+_DONE = None  # ends a stream's waiter thread
 
 
 def import_cupy() -> Any:
@@ -59,7 +66,8 @@ def import_cupy() -> Any:
 
 
 class CudaStream(ThreadedStream):
-    """A CUDA stream driven from its own thread; completions bridged by ``launch_host_func``."""
+    """A CUDA stream driven from its own thread; completions found by a second thread that waits
+    for an event recorded after each launch, in launch order."""
 
     thread_prefix = "cuda"
 
@@ -75,8 +83,15 @@ class CudaStream(ThreadedStream):
         # Device() restores the previous current device on exit, so any thread may create it.
         with cupy.cuda.Device(device):
             self._stream = cupy.cuda.Stream(non_blocking=True)
+        # (event, token, cell, enqueued) for a launch, (event, fn) for _when_finished, or _DONE
+        self._pending: SimpleQueue[tuple[Any, ...] | None] = SimpleQueue()
+        self._spare_events: deque[Any] = deque()  # synchronized events, recorded again later
         super().__init__(backend, device, label, loop, on_done)
-        self._last_end = 0.0  # when the previous host function ran (driver thread only)
+        self._last_end = 0.0  # when the previous launch was seen finished (waiter thread only)
+        self._waiter = threading.Thread(
+            target=self._wait_completions, name=f"{self._thread.name}-done", daemon=True
+        )
+        self._waiter.start()
 
     def _execute(self, box: list[Any]) -> None:
         fn, args, token = box
@@ -86,14 +101,57 @@ class CudaStream(ThreadedStream):
         try:
             with self._cupy.cuda.Device(self.device), self._stream:
                 cell.append(fn(*args))
+                event = self._recorded_event()
         except Exception as exc:
             del fn, args
             self._complete(token, cell, exc, start, time.perf_counter())
             return
         del fn, args
-        # The driver thread only reports: no CUDA calls, and it holds no array reference (the
-        # result rides in ``cell``, emptied by ``_complete``), so no array is released there.
-        self._stream.launch_host_func(self._host_done, (token, cell, start))
+        self._pending.put((event, token, cell, start))
+
+    def _recorded_event(self) -> Any:
+        """An event recorded on this stream after what is enqueued so far (the stream's thread,
+        inside ``with device``)."""
+        try:
+            event = self._spare_events.pop()
+        except IndexError:
+            # block=True: the waiter sleeps in cudaEventSynchronize instead of spinning a core
+            event = self._cupy.cuda.Event(block=True, disable_timing=True)
+        event.record(self._stream)
+        return event
+
+    def _serve(self) -> None:
+        try:
+            super()._serve()
+        finally:
+            # after the stream's last launch: the waiter reports it, then ends
+            self._pending.put(_DONE)
+
+    def _wait_completions(self) -> None:
+        get = self._pending.get
+        while (item := get()) is not _DONE:
+            event = item[0]
+            error: BaseException | None = None
+            try:
+                event.synchronize()
+            except Exception as exc:  # a device error: the launch (and the stream) failed
+                error = exc
+            else:
+                self._spare_events.append(event)
+            if len(item) == 2:
+                item[1]()
+            else:
+                self._report(item[1], item[2], error, item[3])
+            del item, event
+
+    def _report(self, token: Any, cell: list[Any], error: BaseException | None, enqueued: float) -> None:
+        # A kernel enqueued behind others started on the device when the one before it ended,
+        # not when it was enqueued.
+        start = max(enqueued, self._last_end)
+        self._last_end = end = time.perf_counter()
+        if error is not None:
+            cell.clear()
+        self._complete(token, cell, error, start, end)
 
     def record_event(self) -> CudaEvent:
         """A CUDA event recorded on this stream by its thread, after the launches enqueued before
@@ -121,17 +179,11 @@ class CudaStream(ThreadedStream):
                 self._stream.wait_event(event.event)
 
     def _when_finished(self, fn: Callable[[], Any]) -> None:
-        """A host function after everything enqueued so far: it runs once the device is past it
-        (``fn`` only posts to the loop: no CUDA call on the driver thread)."""
-        self._stream.launch_host_func(lambda _: fn(), None)
-
-    def _host_done(self, box: tuple[Any, list[Any], float]) -> None:
-        token, cell, enqueued = box
-        # Host functions of one stream run in its order: a kernel enqueued behind others started
-        # on the device when the one before it ended, not when it was enqueued.
-        start = max(enqueued, self._last_end)
-        self._last_end = end = time.perf_counter()
-        self._complete(token, cell, None, start, end)
+        """On this stream's thread: ``fn()`` runs on the waiter thread once the device is past
+        everything enqueued so far."""
+        with self._cupy.cuda.Device(self.device):
+            event = self._recorded_event()
+        self._pending.put((event, fn))
 
 
 class CudaEvent:

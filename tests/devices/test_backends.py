@@ -1,8 +1,8 @@
 """Backend selection and the CUDA backend's code paths, exercised without a GPU.
 
 The CUDA backend is run against a stand-in ``cupy`` module: the CUDA calls it makes
-(device count and properties, PCI bus ids, streams, ``launch_host_func`` callbacks on another
-thread) are faked, array math falls through to numpy. What this cannot show (real kernels, real
+(device count and properties, PCI bus ids, streams, events waited for on another thread) are
+faked, array math falls through to numpy. What this cannot show (real kernels, real
 device memory, driver-thread behaviour after a device error) is listed in the closing note.
 """
 
@@ -29,7 +29,7 @@ class FakeCudaError(RuntimeError):
 
 def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleType:
     calls: dict[str, list[Any]] = {
-        "host_funcs": [],
+        "event_syncs": [],
         "devices_entered": [],
         "allocators": [],
         "cuda_malloc": [],
@@ -75,9 +75,18 @@ def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleT
             return None
 
         def launch_host_func(self, callback: Any, arg: Any) -> None:
-            calls["host_funcs"].append(threading.current_thread().name)
-            # The driver calls host functions on a thread of its own.
-            threading.Thread(target=callback, args=(arg,), name="fake-cuda-driver").start()
+            raise AssertionError("host functions can deadlock against the GIL; use events")
+
+    class Event:
+        def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
+            self.block, self.recorded = block, 0
+
+        def record(self, stream: Any = None) -> None:
+            self.recorded += 1
+
+        def synchronize(self) -> None:
+            assert self.recorded, "synchronize on an event never recorded"
+            calls["event_syncs"].append((threading.current_thread().name, self.block))
 
     class Memory:  # cudaMalloc: a unique fake device address per block
         next_ptr = 1 << 32
@@ -116,6 +125,7 @@ def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleT
         runtime=Runtime,
         Device=Device,
         Stream=Stream,
+        Event=Event,
         Memory=Memory,
         UnownedMemory=UnownedMemory,
         MemoryPointer=MemoryPointer,
@@ -187,7 +197,7 @@ def test_the_backend_can_be_chosen_from_the_environment(monkeypatch):
         ac.SessionConfig()
 
 
-async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_completes_through_host_funcs(
+async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_completes_through_events(
     monkeypatch,
 ):
     cupy = fake_cupy(devices=2)
@@ -205,8 +215,10 @@ async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_complet
     np.testing.assert_allclose(out[0], expected)
     np.testing.assert_allclose(out[1], expected * 2.0)
     assert [d.bus_id for d in devices[1:]] == ["0000:3b:00.0", "0000:3c:00.0"]
-    assert cupy.calls["host_funcs"], "completion never went through launch_host_func"
-    assert all(name.startswith("cuda1-") for name in cupy.calls["host_funcs"])
+    syncs = cupy.calls["event_syncs"]
+    assert syncs, "completion never waited for a CUDA event"
+    # each stream's own waiter thread waits, blocking (not spinning), never the loop's thread
+    assert all(name.startswith("cuda1-") and name.endswith("-done") and block for name, block in syncs)
     assert 1 in cupy.calls["devices_entered"]
     # kernels and copies onto GPU 1 allocate through the session's allocator stack, on GPU 1's
     # stream threads (constants are copied once at build time, on the loop's thread)
@@ -246,6 +258,11 @@ def test_cupy_allocations_come_from_the_bfc_stack_and_fall_back_to_pinned_host_m
     assert stats.num_host_fallbacks == 1 and stats.host_bytes_in_use == 3 << 20
     assert overflow.ptr != on_device.ptr
     assert mem.account("anything") == "anything"  # CUDA charges at allocation, not per value
+    # Residency (what brings a variable back from host fallback memory when it is next updated in
+    # place) comes from where the array's data lies: a CuPy array's ``data`` is its MemoryPointer.
+    assert mem.is_device_resident(types.SimpleNamespace(data=on_device)) is True
+    assert mem.is_device_resident(types.SimpleNamespace(data=overflow)) is False
+    assert mem.is_device_resident(np.zeros(4)) is None  # not this GPU's memory
     del on_device, overflow
     gc.collect()
     stats = mem.memory_stats()
