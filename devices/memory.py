@@ -124,9 +124,21 @@ class DeviceMemory:
 
     def is_device_resident(self, value: Any) -> bool | None:
         """True on the GPU, False in host fallback memory, None when not charged here."""
+        if not self.charge_values:
+            return self._resident_at(value)
         with self._lock:
             charge = self._live.get(id(value))
         return None if charge is None else self.vmem.is_device_resident(charge.allocation)
+
+    def _resident_at(self, value: Any) -> bool | None:
+        # The backend allocated the array through this stack (CUDA): no charge is kept, but the
+        # array's data pointer is where its allocation starts (an owning array, offset 0).
+        address = getattr(getattr(value, "data", None), "ptr", None)
+        if not isinstance(address, int):
+            return None
+        if self.device.lookup(address) is not None:
+            return True
+        return False if self.host.lookup(address) is not None else None
 
     # -- limits and figures -----------------------------------------------------------------------
     def adjust_limit(self, new_limit: int) -> int:
