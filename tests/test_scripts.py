@@ -76,7 +76,7 @@ def test_the_pacing_benchmark_prints_busy_fractions_against_perf_control():
     row = next(line for line in out.splitlines() if line.startswith("8-matmul chain "))
     cells = row.split()[4:]
     # after the name and the unpaced figures: busy/CV with a verdict for perfControl 25 and 75
-    assert len([c for c in cells if c in ("met", "MISSED")]) == 2, row
+    assert len([c for c in cells if c.rstrip("*") in ("met", "MISSED")]) == 2, row  # *: cap above use
     busy = [float(c.split("/")[0]) for c in cells if "/" in c]
     assert len(busy) == 2 and busy[0] < busy[1], row  # a lower perfControl keeps the GPU less busy
 
