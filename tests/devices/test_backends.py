@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 import types
 from typing import Any
 
@@ -27,7 +28,9 @@ class FakeCudaError(RuntimeError):
         self.status = status
 
 
-def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleType:
+def fake_cupy(
+    devices: int = 2, fail_status: int | None = None, sync_status: int | None = None
+) -> types.ModuleType:
     calls: dict[str, list[Any]] = {
         "event_syncs": [],
         "devices_entered": [],
@@ -87,6 +90,8 @@ def fake_cupy(devices: int = 2, fail_status: int | None = None) -> types.ModuleT
         def synchronize(self) -> None:
             assert self.recorded, "synchronize on an event never recorded"
             calls["event_syncs"].append((threading.current_thread().name, self.block))
+            if sync_status is not None:  # a device error surfaces at the next synchronize
+                raise FakeCudaError(sync_status)
 
     class Memory:  # cudaMalloc: a unique fake device address per block
         next_ptr = 1 << 32
@@ -225,6 +230,44 @@ async def test_a_session_on_the_cuda_backend_runs_kernels_on_streams_and_complet
     threads = {name.split("_")[0] for name, _ in cupy.calls["allocators"]}
     assert "cuda1-copy0" in threads and any(t.startswith("cuda1-compute") for t in threads)
     assert not any(t.startswith("cuda0") for t in threads)
+
+
+def _gpu_step_graph() -> tuple[ac.Graph, Any, Any]:
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [2, 2], name="x")
+        with ac.device("/gpu:0"):
+            y = ac.matmul(x, x, name="square")
+    return g, x, y
+
+
+def test_a_device_error_seen_at_the_event_fails_the_step_naming_the_cuda_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(devices=1, sync_status=700))
+    g, x, y = _gpu_step_graph()
+
+    async def main() -> None:
+        async with ac.Session(g, config=ac.SessionConfig(gpu_backend="cuda")) as sess:
+            await sess.run(y, {x: np.ones((2, 2), np.float32)})
+
+    with pytest.raises(ac.errors.OpError, match="cudaError 700"):
+        ac.run(main())
+
+
+def test_the_stream_threads_and_their_event_waiters_end_with_the_runtime(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(devices=1))
+    g, x, y = _gpu_step_graph()
+
+    async def main() -> Any:
+        async with ac.Session(g, config=ac.SessionConfig(gpu_backend="cuda")) as sess:
+            return await sess.run(y, {x: np.ones((2, 2), np.float32)})
+
+    np.testing.assert_array_equal(ac.run(main()), np.full((2, 2), 2.0, np.float32))
+    deadline = time.monotonic() + 5
+    while (left := [t.name for t in threading.enumerate() if t.name.startswith("cuda0-")]) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    assert not left, f"CUDA stream threads still alive after the runtime shut down: {left}"
 
 
 def test_cupy_allocations_come_from_the_bfc_stack_and_fall_back_to_pinned_host_memory(monkeypatch):
