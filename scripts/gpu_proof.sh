@@ -14,6 +14,10 @@
 #   bash scripts/gpu_proof.sh           # the proof
 #   bash scripts/gpu_proof.sh --fast    # smaller stages (the test suite runs this)
 #
+# First run on hardware (2026-11-26, an H200, CuPy 14.2 for CUDA 13): it found the CUDA stream
+# completion deadlock (host functions against the GIL) and a variable stuck in host memory; both
+# fixed. Ray's wheel (79 MB) was more than that machine could be sent, so its Ray stage skipped.
+#
 # Exit status: 0 when no stage failed (skipped stages do not fail), 1 otherwise.
 set -u
 cd "$(dirname "$0")/.."
@@ -22,7 +26,7 @@ FAST=0
 for arg in "$@"; do
     case "$arg" in
         --fast) FAST=1 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "gpu_proof.sh: unknown argument $arg (use --fast)" >&2; exit 2 ;;
     esac
 done
@@ -33,6 +37,7 @@ else PY=python3
 fi
 export RAY_USAGE_STATS_ENABLED=0
 export PYTHONUNBUFFERED=1
+export PYTHONFAULTHANDLER=1
 START=$(date +%s)
 NAMES=()
 RESULTS=()
@@ -47,7 +52,9 @@ stage() {
     note "$name (limit ${limit}s): $*"
     local t0=$(date +%s) rc log
     log=$(mktemp)
-    timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$log"
+    # SIGABRT at the limit: Python's faulthandler (PYTHONFAULTHANDLER) prints every thread's
+    # stack, so a hang says where it hangs without another run
+    timeout --signal=ABRT --kill-after=10 "$limit" "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     local took=$(( $(date +%s) - t0 ))
     local result missed
