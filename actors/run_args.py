@@ -63,7 +63,7 @@ def collect_feeds(
             "to values, e.g. {x: value}",
         )
     keys: dict[Tensor, Any] = {}
-    for key, value in feed_dict.items():
+    for key, value in _leaf_pairs(feed_dict.items()):
         t = resolve(key)
         if t in keys:
             raise InvalidArgumentError(
@@ -75,3 +75,24 @@ def collect_feeds(
         keys[t] = key
         feeds[t] = convert(t, value)
     return feeds
+
+
+def _leaf_pairs(items: Any) -> Any:
+    """The feed_dict's (tensor key, value) pairs, with tuple keys taken apart as TF1 does: a key
+    that is a (nested, named) tuple of tensors takes a value of the same structure, e.g. an RNN
+    state ``LSTMStateTuple`` fed the state fetched from the step before."""
+    stack = list(items)[::-1]
+    while stack:
+        key, value = stack.pop()
+        if not isinstance(key, tuple):
+            yield key, value
+            continue
+        if not isinstance(value, (tuple, list)) or len(value) != len(key):
+            got = f"{_kind(value)} of {len(value)}" if isinstance(value, (tuple, list)) else _kind(value)
+            raise InvalidArgumentError(
+                None,
+                None,
+                f"feed_dict key {key!r:.80} is a tuple of {len(key)}; its value must be a tuple or "
+                f"list of the same structure, got {got}",
+            )
+        stack.extend(reversed(list(zip(key, value))))
