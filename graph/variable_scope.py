@@ -299,6 +299,11 @@ def variable_scope(
             name_scope = stack.enter_context(g.name_scope(short)) if auxiliary_name_scope else ""
             base = parent
         store.scope_counts[full] = store.scope_counts.get(full, 0) + 1
+        # As TF1's scope store: re-entering a scope object restores the counts it found; leaving a
+        # scope opened by name forgets its sub-scopes' counts, so the next entry of that name
+        # numbers its default-named sub-scopes (layers: dense, dense_1) from the start again,
+        # which is what lets a reusing second call find the first call's variables.
+        counts_before = dict(store.scope_counts) if isinstance(name_or_scope, VariableScope) else None
         scope = VariableScope(
             mode,
             full,
@@ -312,6 +317,11 @@ def variable_scope(
             yield scope
         finally:
             store.current = parent
+            if counts_before is not None:
+                store.scope_counts = counts_before
+            else:
+                inner = full + "/"
+                store.scope_counts = {k: n for k, n in store.scope_counts.items() if not k.startswith(inner)}
 
 
 def _unique_scope(store: _Store, parent: VariableScope, prefix: str) -> str:
