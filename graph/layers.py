@@ -22,7 +22,8 @@ from .conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_poolin
 from .core import Tensor, get_default_graph
 from .graph_keys import GraphKeys
 from .op_builder import _is_symbolic, convert_to_tensor
-from .ops.array import reshape, transpose
+from .ops.array import concat, reshape, transpose
+from .ops.array import shape as array_shape
 from .ops.control import identity
 from .ops.math import matmul
 from .ops.nn import bias_add
@@ -102,12 +103,13 @@ def _variable(
 def _restore_leading_dims(out: Tensor, x: Tensor, units: int) -> Tensor:
     assert x._shape is not None  # dense checked the rank
     inner = x._shape[1:-1]
-    if not S.is_fully_defined(inner):
-        # Reshape takes a static target with at most one unknown (-1) dimension.
-        raise GraphError(
-            f"dense: {x.name} has shape {x.shape}; only its first dimension may be unknown when its rank is above 2"
-        )
-    return reshape(out, [-1, *[int(d) for d in inner], units])
+    if S.is_fully_defined(inner):
+        return reshape(out, [-1, *[int(d) for d in inner], units])
+    # More than one unknown leading dimension (a [batch, time, features] sequence): the target
+    # shape comes from the input's run-time shape, the static one is kept where known.
+    restored = reshape(out, concat([array_shape(x)[:-1], [units]], 0))
+    restored.set_shape([*x._shape[:-1], units])
+    return restored
 
 
 def dropout(

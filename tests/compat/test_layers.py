@@ -69,6 +69,23 @@ def test_dense_on_a_rank_3_input_applies_to_the_last_axis():
         np.testing.assert_allclose(sess.run(y, {x: xv}), xv @ np.ones((3, 2)) + 0.5, rtol=1e-5)
 
 
+def test_dense_on_a_sequence_of_unknown_batch_and_length_applies_to_the_last_axis():
+    """[batch, time, features] with batch and time unknown, as a seq2seq decoder's projection
+    (golbin/TensorFlow-Tutorials' Seq2Seq.py was refused at graph build)."""
+    x = tf.placeholder(tf.float32, [None, None, 3])
+    w = _rng.standard_normal((3, 2)).astype(np.float32)
+    y = tf.layers.dense(x, 2, kernel_initializer=tf.constant_initializer(w))
+    assert y.shape.as_list() == [None, None, 2]
+    (grad,) = tf.gradients(tf.reduce_sum(y * y), [x])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for shape in ((2, 5, 3), (1, 7, 3)):
+            xv = _rng.standard_normal(shape).astype(np.float32)
+            out, g = sess.run([y, grad], {x: xv})
+            np.testing.assert_allclose(out, xv @ w, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(g, 2 * (xv @ w) @ w.T, rtol=1e-4, atol=1e-5)
+
+
 def test_dense_initializers_by_name_regularizers_and_trainable():
     x = tf.placeholder(tf.float32, [None, 8])
     tf.layers.dense(
