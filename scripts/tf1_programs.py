@@ -7,6 +7,8 @@ variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
 
     git clone https://github.com/aymericdamien/TensorFlow-Examples  $DIR/aymericdamien+TensorFlow-Examples
     git clone https://github.com/nlintz/TensorFlow-Tutorials        $DIR/nlintz+TensorFlow-Tutorials
+    git clone https://github.com/MorvanZhou/Tensorflow-Tutorial     $DIR/MorvanZhou+Tensorflow-Tutorial
+    git clone https://github.com/golbin/TensorFlow-Tutorials        $DIR/golbin+TensorFlow-Tutorials
     python scripts/tf1_programs.py --source $DIR
 
 What is rewritten, the same way on both sides (``rewrite``): ``import tensorflow as tf`` becomes
@@ -17,7 +19,8 @@ module's ``rnn``, which is ``tf.nn.rnn_cell`` and ``tf.nn``. Nothing else change
 its own process, in its own empty folder, with a time limit; a program that prints its progress is
 compared at the last step both sides reached.
 
-Judging a match (``Metric.kind``): ``accuracy``, antcolony's within 0.05 of TF's or above it;
+Judging a match (``Metric.kind``): ``accuracy``, antcolony's within 0.05 of TF's or above it
+(``percent``: the same in percent, 5 points);
 ``loss``, antcolony's at most 25 % (or 0.05) above TF's; ``band``, within 25 % (or 0.05) either
 way (GAN losses, which are not minimised); ``output``, the same printed lines.
 """
@@ -39,9 +42,12 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 SUPPORT = HERE / "tf1_programs_support.py"
 SOURCE_ENV = "ANTCOLONY_TF1_PROGRAMS"
+DATA_FILE_LIMIT = 4 << 20  # neighbours of a program larger than this are not copied
 
 AYM = "aymericdamien+TensorFlow-Examples"
 NLI = "nlintz+TensorFlow-Tutorials"
+MOR = "MorvanZhou+Tensorflow-Tutorial"
+GOL = "golbin+TensorFlow-Tutorials"
 
 IMPORTS = {
     "antcolony": "import antcolony.compat.v1 as tf",
@@ -74,10 +80,11 @@ class Program:
     path: str
     metrics: tuple[Metric, ...]
     timeout: float = 300.0
+    label: str = ""  # where file stems repeat within a collection
 
     @property
     def name(self) -> str:
-        return pathlib.Path(self.path).stem
+        return self.label or pathlib.Path(self.path).stem
 
 
 def _acc_or_loss(*extra: Metric) -> tuple[Metric, ...]:
@@ -87,6 +94,11 @@ def _acc_or_loss(*extra: Metric) -> tuple[Metric, ...]:
 OUTPUT = (Metric(r"^(?P<value>.+)$", "output"),)
 GAN_STEP = (Metric(r"^Step (?P<key>\d+): Generator Loss: \S+, Discriminator Loss: (?P<value>\S+)", "band"),)
 V1 = "tensorflow_v1/examples/"
+MOR_DIR = "tutorial-contents/"
+GOLBIN_EPOCH = r"^Epoch: (?P<key>\d+) "
+GOLBIN_ACCURACY = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "accuracy"),)  # "accuracy", in [0, 1]
+GOLBIN_PERCENT = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "percent"),)  # the same in percent
+GOLBIN_GAN = (Metric(GOLBIN_EPOCH + r"D loss: (?P<value>\S+) G loss", "band"),)
 PROGRAMS = [
     Program(AYM, V1 + "1_Introduction/helloworld.py", OUTPUT),
     Program(AYM, V1 + "1_Introduction/basic_operations.py", OUTPUT),
@@ -116,6 +128,30 @@ PROGRAMS = [
     Program(NLI, "09_tensorboard.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "10_save_restore_net.py", (Metric(NLINTZ_EPOCH, "accuracy"),)),
     Program(NLI, "11_gan.py", (Metric(r"^(?P<key>\d+) \S+ (?P<value>\S+) ", "band"),)),
+    Program(MOR, MOR_DIR + "201_session.py", OUTPUT),
+    Program(MOR, MOR_DIR + "202_placeholder.py", OUTPUT),
+    Program(MOR, MOR_DIR + "203_variable.py", OUTPUT),
+    Program(MOR, MOR_DIR + "303_save_reload.py", OUTPUT),
+    Program(MOR, MOR_DIR + "306_dataset.py", (Metric(r"^step: (?P<key>\d+)/200 \|train loss: (?P<value>\S+)", "loss"),)),
+    Program(MOR, MOR_DIR + "402_RNN_classification.py", (Metric(r"^train loss: \S+ \| test accuracy: (?P<value>\S+)", "accuracy"),)),
+    Program(MOR, MOR_DIR + "404_AutoEncoder.py", (Metric(r"^train loss: (?P<value>\S+)", "loss"),)),
+    Program(MOR, MOR_DIR + "503_visualize_gradient_descent.py", (Metric(r"^a= (?P<value>\S+) b=", "band"),)),
+    Program(GOL, "03 - TensorFlow Basic/03 - Linear Regression.py", (Metric(r"^X: 5, Y: \[(?P<value>\S+)\]", "band"),), label="golbin 03-03 linear regression"),
+    Program(GOL, "04 - Neural Network Basic/01 - Classification.py", GOLBIN_PERCENT, label="golbin 04-01 classification"),
+    Program(GOL, "04 - Neural Network Basic/02 - Deep NN.py", GOLBIN_PERCENT, label="golbin 04-02 deep nn"),
+    Program(GOL, "05 - TensorBoard, Saver/01 - Saver.py", GOLBIN_PERCENT, label="golbin 05-01 saver"),
+    Program(GOL, "05 - TensorBoard, Saver/02 - TensorBoard.py", GOLBIN_PERCENT, label="golbin 05-02 tensorboard"),
+    Program(GOL, "05 - TensorBoard, Saver/03 - TensorBoard2.py", GOLBIN_PERCENT, label="golbin 05-03 tensorboard2"),
+    Program(GOL, "06 - MNIST/01 - MNIST.py", GOLBIN_ACCURACY, label="golbin 06-01 mnist"),
+    Program(GOL, "06 - MNIST/02 - Dropout.py", GOLBIN_ACCURACY, label="golbin 06-02 dropout"),
+    Program(GOL, "07 - CNN/01 - CNN.py", GOLBIN_ACCURACY, label="golbin 07-01 cnn"),
+    Program(GOL, "07 - CNN/02 - tf.layers.py", GOLBIN_ACCURACY, label="golbin 07-02 tf.layers"),
+    Program(GOL, "08 - Autoencoder/01 - Autoencoder.py", (Metric(GOLBIN_EPOCH + r"Avg. cost = (?P<value>\S+)", "loss"),), label="golbin 08-01 autoencoder"),
+    Program(GOL, "09 - GAN/01 - GAN.py", GOLBIN_GAN, label="golbin 09-01 gan"),
+    Program(GOL, "09 - GAN/02 - GAN2.py", GOLBIN_GAN, label="golbin 09-02 gan2"),
+    Program(GOL, "10 - RNN/01 - MNIST.py", GOLBIN_ACCURACY, label="golbin 10-01 rnn mnist"),
+    Program(GOL, "10 - RNN/02 - Autocomplete.py", GOLBIN_ACCURACY, label="golbin 10-02 autocomplete"),
+    Program(GOL, "10 - RNN/03 - Seq2Seq.py", (Metric(GOLBIN_EPOCH + r"cost = (?P<value>\S+)", "loss"),), label="golbin 10-03 seq2seq"),
 ]  # fmt: skip
 
 
@@ -141,6 +177,7 @@ def run_side(program: Program, source_dir: pathlib.Path, side: str, timeout: flo
         return Run("missing", 0.0, "", f"{original} not found")
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"tf1prog-{program.name}-{side}-"))
     try:
+        _copy_data(original.parent, work)
         (work / "program.py").write_text(rewrite(original.read_text(), side))
         shutil.copy(SUPPORT, work / SUPPORT.name)
         env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
@@ -165,6 +202,28 @@ def run_side(program: Program, source_dir: pathlib.Path, side: str, timeout: flo
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _copy_data(folder: pathlib.Path, work: pathlib.Path) -> None:
+    """The program's neighbours (a data.csv it reads, a samples/ folder it writes into), except
+    other programs and anything large; each side gets its own copy."""
+    for item in folder.iterdir():
+        if item.suffix in (".py", ".ipynb") or item.name.startswith("."):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, work / item.name, ignore=_large_or_code)
+        elif item.stat().st_size <= DATA_FILE_LIMIT:
+            shutil.copy(item, work / item.name)
+
+
+def _large_or_code(folder: str, names: list[str]) -> list[str]:
+    base = pathlib.Path(folder)
+    return [
+        n
+        for n in names
+        if n.endswith((".py", ".ipynb"))
+        or ((base / n).is_file() and (base / n).stat().st_size > DATA_FILE_LIMIT)
+    ]
+
+
 def figures(metric: Metric, stdout: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for i, match in enumerate(re.finditer(metric.pattern, stdout, re.M)):
@@ -186,6 +245,8 @@ def judge(kind: str, ours: str, theirs: str) -> bool:
         return False
     if kind == "accuracy":
         return a >= t - 0.05
+    if kind == "percent":
+        return a >= t - 5.0
     if kind == "loss":
         return a <= t or _close(a, t)
     return _close(a, t)

@@ -62,6 +62,36 @@ def test_the_judge_follows_its_rules():
     assert judge("loss", "0.10", "0.50") and not judge("loss", "1.0", "0.5")
     assert judge("band", "1.1", "1.0") and not judge("band", "0.5", "1.0")
     assert judge("output", "b'Hello'", "b'Hello'") and not judge("output", "Hello", "b'Hello'")
+    assert judge("percent", "96.0", "100.0") and not judge("percent", "83.33", "100.0")
+
+
+def test_program_names_are_unique():
+    names = [p.name for p in tf1_programs.PROGRAMS]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_a_program_runs_beside_copies_of_its_data_but_not_of_other_programs(tmp_path, monkeypatch):
+    folder = tmp_path / "owner+repo" / "lesson"
+    (folder / "samples").mkdir(parents=True)
+    (folder / "data.csv").write_text("1,2\n")
+    (folder / "other.py").write_text("raise SystemExit('not this one')\n")
+    (folder / "big.bin").write_bytes(b"\0" * 64)
+    (folder / "program.py").write_text(
+        "import os, pathlib\n"
+        "print(open('data.csv').read().strip())\n"
+        "pathlib.Path('samples/000.png').write_bytes(b'')\n"
+        "print(sorted(os.listdir('.')))\n"
+    )
+    monkeypatch.setattr(tf1_programs, "DATA_FILE_LIMIT", 32)
+    program = tf1_programs.Program("owner+repo", "lesson/program.py", tf1_programs.OUTPUT)
+    run = tf1_programs.run_side(program, tmp_path, "antcolony", 60)
+    assert run.status == "ok", run.error
+    lines = run.stdout.splitlines()
+    assert lines[0] == "1,2"
+    listed = lines[1]
+    assert "'data.csv'" in listed and "'samples'" in listed
+    assert "other.py" not in listed and "big.bin" not in listed  # programs and large files stay
+    assert not (folder / "samples" / "000.png").exists()  # written into the copy only
 
 
 QUICK = ["helloworld", "basic_operations", "00_multiply", "logistic_regression", "neural_network_raw"]
