@@ -69,6 +69,11 @@ class Tensor(TensorOperators):
     def __repr__(self) -> str:
         return f"<ac.Tensor '{self.name}' shape={S.format_shape(self._shape)} dtype={self.dtype.name}>"
 
+    def __str__(self) -> str:
+        # What TF1 prints for print(tensor), which tutorials show as their output.
+        dtype = "string" if self.dtype.kind == "O" else self.dtype.name
+        return f'Tensor("{self.name}", shape={S.format_shape(self._shape)}, dtype={dtype})'
+
     # Operators (+, -, @, ...) come from TensorOperators; eval() is attached by
     # graph/default_session.py.
     __array_priority__ = 100
