@@ -10,8 +10,9 @@ This module imports nothing from the project, so every layer may import it.
 
 from __future__ import annotations
 
-import traceback
-from typing import Any
+# Under private names: this module is the public ``ac.errors`` namespace.
+import traceback as _traceback
+import typing as _typing
 
 __all__ = [
     "AbortedError",
@@ -58,7 +59,9 @@ class OpError(AntColonyError):
 
     error_code: int = 2
 
-    def __init__(self, node_def: Any, op: Any, message: str, error_code: int | None = None) -> None:
+    def __init__(
+        self, node_def: _typing.Any, op: _typing.Any, message: str, error_code: int | None = None
+    ) -> None:
         self.node_def = node_def
         self.op = op
         self.message = message
@@ -78,7 +81,7 @@ class OpError(AntColonyError):
             return f"{self.message}\n\t [[node {name}]]"
         return self.message
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[_typing.Any, ...]:
         return (type(self), (None, None, self.message, self.error_code))
 
 
@@ -242,7 +245,7 @@ _KERNEL_ERRORS: tuple[tuple[type[BaseException], type[OpError]], ...] = (
 )
 
 
-def as_op_error(exc: BaseException, op: Any) -> OpError:
+def as_op_error(exc: BaseException, op: _typing.Any) -> OpError:
     """``exc`` raised by ``op``'s kernel as an OpError naming ``op`` (OpErrors keep their class)."""
     if isinstance(exc, OpError):
         if exc.op is not None:
@@ -268,7 +271,7 @@ def _traceback_to_note(exc: BaseException) -> None:
         seen.add(id(current))
         tb = current.__traceback__
         if tb is not None:
-            lines = "".join(traceback.format_tb(tb)).rstrip()
+            lines = "".join(_traceback.format_tb(tb)).rstrip()
             current.add_note(f"Traceback of the kernel (most recent call last):\n{lines}")
             current.__traceback__ = None
         current = current.__cause__ or current.__context__

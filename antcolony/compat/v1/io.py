@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from antcolony.actors.checkpoint_state import write_file_for_user
+from antcolony.actors.checkpoint.checkpoint_state import write_file_for_user
 from antcolony.devices.data.tfrecord import (
     TFRecordCompressionType,
     TFRecordOptions,
