@@ -19,7 +19,6 @@ from . import errors as errors  # the bottom layer: standard library only
 if _typing.TYPE_CHECKING:
     from antcolony import train as train
     from antcolony.actors.session import Session as Session
-    from antcolony.graph import data as data
     from antcolony.runner import run as run
 
     from .api import *  # noqa: F403
@@ -35,9 +34,8 @@ _LAZY: dict[str, str] = {
     "Session": "antcolony.actors.session:Session",
     "run": "antcolony.runner:run",
     "train": "antcolony.train",
-    "data": "antcolony.graph.data",
 }
-_OWN_API = ("Session", "data", "errors", "run", "train")
+_OWN_API = ("Session", "errors", "run", "train")
 # Every other public name comes from the shared API (antcolony/api.py), loaded as a whole: it
 # is graph/ plus two small modules, and listing its ~170 names again here would drift from it.
 _SHARED_API = "antcolony.api"

@@ -11,6 +11,7 @@ and list its name in ``__all__``; tests/compat/test_namespaces.py checks it agai
 from __future__ import annotations
 
 # The namespaces, one line each: explicit modules that list what they export.
+import antcolony.data as data
 import antcolony.dtypes as dtypes
 import antcolony.initializers as initializers
 import antcolony.layers as layers
@@ -256,6 +257,7 @@ __all__ = [
     "convert_to_tensor",
     "cos",
     "cumsum",
+    "data",
     "device",
     "divide",
     "dtypes",

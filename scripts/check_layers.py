@@ -71,6 +71,7 @@ LAYERS: tuple[Layer, ...] = (
             "antcolony",
             "antcolony.api",
             "antcolony.runner",
+            "antcolony.data",
             "antcolony.dtypes",
             "antcolony.initializers",
             "antcolony.layers",

@@ -27,7 +27,6 @@ from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
-from . import data as data
 from . import errors as errors
 from . import gfile as gfile
 from . import graph_util as graph_util
@@ -49,7 +48,6 @@ __all__ = [
     "SparseTensor",
     "SparseTensorValue",
     "VarLenFeature",
-    "data",
     "errors",
     "get_default_session",
     "gfile",
