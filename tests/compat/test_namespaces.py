@@ -74,10 +74,7 @@ _RUNTIME_ERRORS = {
 EXTRAS: dict[str, dict[str, dict[str, str]]] = {
     "ac": {
         "": {**_TOP_EXTRAS, "run": "runs a coroutine under uvloop (ac.run(main()))"},
-        "errors": {
-            **_RUNTIME_ERRORS,
-            "as_op_error": "how kernels' exceptions become the OpError naming the op (used by the runtime)",
-        },
+        "errors": _RUNTIME_ERRORS,
         "initializers": {"get": "an initializer by name, as Keras' initializers.get (layers take names)"},
     },
     "tf": {
