@@ -8,8 +8,9 @@ from typing import Any
 from antcolony.actors.node import static_input_elements
 from antcolony.config.session_config import SessionConfig
 from antcolony.devices.device_set import HOST, DeviceSet
+from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.kernels.registry import Aliasing, KernelContext, find_kernel
-from antcolony.errors import OpError, UnimplementedError, as_op_error
+from antcolony.errors import OpError, UnimplementedError
 from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Operation
 

@@ -18,7 +18,7 @@ import numpy as np
 from antcolony.actors.frames import DEAD
 from antcolony.actors.loop_layout import LoopLayout, LoopStep
 from antcolony.actors.node import output_nbytes
-from antcolony.errors import as_op_error
+from antcolony.devices.kernel_errors import as_op_error
 
 _now = time.perf_counter
 

@@ -45,8 +45,8 @@ from antcolony.actors.messages import (
 )
 from antcolony.actors.retvals import put, put_outputs
 from antcolony.actors.step import StepState, finished, handed_on, passed_on, sent
+from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.errors import as_op_error
 from antcolony.graph import shapes as S
 
 _now = time.perf_counter

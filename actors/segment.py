@@ -37,8 +37,9 @@ from antcolony.actors.node import (
 from antcolony.actors.retvals import put_outputs
 from antcolony.actors.segment_plan import VarsBusy, holding
 from antcolony.actors.step import StepState, finished, sent
+from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.errors import InternalError, as_op_error
+from antcolony.errors import InternalError
 from antcolony.graph.passes.place import HOST
 
 _now = time.perf_counter

@@ -17,9 +17,8 @@ import typing as _typing
 from . import errors as errors  # the bottom layer: standard library only
 
 if _typing.TYPE_CHECKING:
+    from antcolony import train as train
     from antcolony.actors.session import Session as Session
-    from antcolony.graph import data as data
-    from antcolony.graph import train as train
     from antcolony.runner import run as run
 
     from .api import *  # noqa: F403
@@ -28,22 +27,15 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __version__ = "0.1.0"
 
-# The name -> module table: names this face adds to the shared API ("module:attribute") and
-# subpackages ("module"), listed so that ``ac.graph`` and ``dir(ac)`` work before anything has
-# imported them.
+# The name -> module table: the names this face adds to the shared API ("module:attribute") and
+# its namespaces ("module"). The implementation subpackages (actors, config, devices, graph) are
+# not listed: they are no part of the API (Python still binds each to this package once imported).
 _LAZY: dict[str, str] = {
     "Session": "antcolony.actors.session:Session",
     "run": "antcolony.runner:run",
-    "train": "antcolony.graph.train",
-    "actors": "antcolony.actors",
-    "api": "antcolony.api",
-    "config": "antcolony.config",
-    "data": "antcolony.graph.data",
-    "devices": "antcolony.devices",
-    "graph": "antcolony.graph",
-    "runner": "antcolony.runner",
+    "train": "antcolony.train",
 }
-_OWN_API = ("Session", "run", "train")
+_OWN_API = ("Session", "errors", "run", "train")
 # Every other public name comes from the shared API (antcolony/api.py), loaded as a whole: it
 # is graph/ plus two small modules, and listing its ~170 names again here would drift from it.
 _SHARED_API = "antcolony.api"

@@ -1,4 +1,4 @@
-"""``ac.layers`` (``tf.layers`` of TF1), functional form: dense, dropout, flatten,
+"""TF1's functional layers (exported by ``ac.layers``, antcolony/layers.py): dense, dropout, flatten,
 batch_normalization (graph/batch_norm_layer.py), conv2d and pooling (graph/conv_layers.py).
 
 Each layer opens a variable scope named after it (``dense``, ``dense_1``, ... unless ``name`` is

@@ -1,4 +1,4 @@
-"""``ac.losses`` (``tf.losses`` of TF1): weighted losses added to the LOSSES collection, and the
+"""TF1's losses (exported by ``ac.losses``, antcolony/losses.py): weighted losses added to the LOSSES collection, and the
 collection queries (``get_losses``, ``get_regularization_loss``, ``get_total_loss``).
 
 Reductions mean what TF1's do; the default, SUM_BY_NONZERO_WEIGHTS, divides the weighted sum by

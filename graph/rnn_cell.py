@@ -362,14 +362,3 @@ class LSTMCell(RNNCell):
                 m = clip_by_value(m, -self._proj_clip, self._proj_clip)
         new_state = LSTMStateTuple(c, m) if self._state_is_tuple else concat([c, m], 1)
         return m, new_state
-
-
-# The wrappers and MultiRNNCell belong to this namespace too (TF's tf.nn.rnn_cell).
-from .rnn_cell_wrappers import (  # noqa: E402
-    DeviceWrapper,
-    DropoutWrapper,
-    MultiRNNCell,
-    ResidualWrapper,
-)
-
-__all__ += ["DeviceWrapper", "DropoutWrapper", "MultiRNNCell", "ResidualWrapper"]

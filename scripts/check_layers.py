@@ -59,10 +59,31 @@ LAYERS: tuple[Layer, ...] = (
     Layer("config", 2, ("antcolony.config.**",)),
     Layer("devices", 3, ("antcolony.devices.**",)),  # may read config settings
     Layer("actors", 4, ("antcolony.actors.**",)),  # session, executor, services
-    # The public face: ``import antcolony as ac``, the shared API, the TF1 face.
-    Layer("face", 5, ("antcolony", "antcolony.api", "antcolony.runner", "antcolony.compat.**")),
-    Layer("cluster", 5, ("antcolony.cluster.**",)),  # nothing but the CLI imports it
-    Layer("cli", 6, ("antcolony.__main__", "antcolony.cli_config")),
+    # Checkpoint and event files: sessions are duck-typed, so the engine and these are independent.
+    Layer("files", 4, ("antcolony.actors.checkpoint.**", "antcolony.actors.summary.**")),
+    # The TF1 face's blocking sessions, over the async Session and the files above.
+    Layer("blocking sessions", 5, ("antcolony.actors.blocking.**",)),
+    # The public face: ``import antcolony as ac``, the shared API, its namespaces, the TF1 face.
+    Layer(
+        "face",
+        6,
+        (
+            "antcolony",
+            "antcolony.api",
+            "antcolony.runner",
+            "antcolony.data",
+            "antcolony.dtypes",
+            "antcolony.initializers",
+            "antcolony.layers",
+            "antcolony.losses",
+            "antcolony.nn",
+            "antcolony.summary",
+            "antcolony.train",
+            "antcolony.compat.**",
+        ),
+    ),
+    Layer("cluster", 6, ("antcolony.cluster.**",)),  # nothing but the CLI imports it
+    Layer("cli", 7, ("antcolony.__main__", "antcolony.cli_config")),
 )
 
 # Upward imports that exist today, each one edge (importer, imported) with why it is there.

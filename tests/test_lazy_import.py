@@ -56,7 +56,7 @@ def test_import_antcolony_loads_nothing_until_a_name_is_used() -> None:
 def test_every_api_name_is_listed_and_resolves_to_the_shared_object() -> None:
     names = set(dir(ac))
     assert set(api.__all__) | {"Session", "run", "train", "errors", "__version__"} <= names
-    assert sorted(ac.__all__) == sorted({*api.__all__, "Session", "run", "train"})
+    assert sorted(ac.__all__) == sorted({*api.__all__, "Session", "errors", "run", "train"})
     for name in api.__all__:
         assert getattr(ac, name) is getattr(api, name), name
     assert ac.train.GradientDescentOptimizer.__name__ == "GradientDescentOptimizer"

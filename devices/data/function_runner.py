@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.errors import InvalidArgumentError, UnimplementedError, as_op_error
+from antcolony.devices.kernel_errors import as_op_error
+from antcolony.errors import InvalidArgumentError, UnimplementedError
 from antcolony.graph.core import Operation, Tensor
 from antcolony.graph.data.function import TracedFunction
 

@@ -5,11 +5,12 @@ Importing this package registers every op type and gradient.
 
 from __future__ import annotations
 
-from . import (  # noqa: F401  # noqa: F401
+from . import (  # noqa: F401
     array,
     candidate_sampling,
     constant,
     control,
+    conv,
     einsum,
     logging_ops,
     lstm_ops,
@@ -18,6 +19,7 @@ from . import (  # noqa: F401  # noqa: F401
     nn,
     parsing_ops,
     partition,
+    pooling,
     random,
     reduction,
     rounding,

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 import antcolony.compat.v1 as tf
+from antcolony.errors import ConfigError
 
 
 def test_fields_map_onto_session_config():
@@ -41,9 +42,9 @@ def test_options_that_cannot_apply_are_logged_not_dropped_silently(caplog):
 
 
 def test_bad_values_are_config_errors():
-    with pytest.raises(tf.errors.ConfigError, match="per_process_gpu_memory_fraction"):
+    with pytest.raises(ConfigError, match="per_process_gpu_memory_fraction"):
         tf.ConfigProto(gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=1.5)).to_session_config()
-    with pytest.raises(tf.errors.ConfigError, match="device_count"):
+    with pytest.raises(ConfigError, match="device_count"):
         tf.ConfigProto(device_count={"GPU": -1}).to_session_config()
 
 

@@ -118,7 +118,7 @@ def test_file_writer_never_follows_a_planted_symlink(tmp_path, monkeypatch):
     import socket
     import time
 
-    import antcolony.actors.summary_writer as sw
+    import antcolony.actors.summary.file_writer as sw
 
     now = time.time()
     monkeypatch.setattr(time, "time", lambda: now)

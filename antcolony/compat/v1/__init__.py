@@ -8,7 +8,7 @@ the primary API; do not use this face from async code.
 
 from __future__ import annotations
 
-from antcolony.actors.sync_session import InteractiveSession, Session
+from antcolony.actors.blocking.sync_session import InteractiveSession, Session
 from antcolony.api import *  # noqa: F403 - the graph API, the same objects as ``import antcolony as ac``
 from antcolony.api import __all__ as _api_names
 from antcolony.config.config_proto import ConfigProto, GPUOptions
@@ -25,7 +25,16 @@ from antcolony.graph.ops.parsing_ops import (
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
-from . import data, gfile, graph_util, io, logging, python_io, sparse, summary, train
+# The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
+# (TF's error classes only, not the runtime's).
+from . import errors as errors
+from . import gfile as gfile
+from . import graph_util as graph_util
+from . import io as io
+from . import logging as logging
+from . import python_io as python_io
+from . import sparse as sparse
+from . import train as train
 
 __all__ = [
     *_api_names,
@@ -39,7 +48,7 @@ __all__ = [
     "SparseTensor",
     "SparseTensorValue",
     "VarLenFeature",
-    "data",
+    "errors",
     "get_default_session",
     "gfile",
     "graph_util",
@@ -51,6 +60,5 @@ __all__ = [
     "python_io",
     "sparse",
     "sparse_tensor_to_dense",
-    "summary",
     "train",
 ]

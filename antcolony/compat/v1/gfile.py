@@ -4,11 +4,12 @@ use, such as reading a frozen ``.pb``: ``with tf.gfile.GFile(path, "rb") as f: g
 from __future__ import annotations
 
 import glob as _glob
-import os
-import shutil
-from typing import IO, Any
+import os as _os
+import shutil as _shutil
+from typing import IO as _IO
+from typing import Any as _Any
 
-from antcolony.errors import NotFoundError
+from antcolony.errors import NotFoundError as _NotFoundError
 
 __all__ = [
     "Copy",
@@ -26,33 +27,33 @@ __all__ = [
 ]
 
 
-def GFile(name: str | os.PathLike[str], mode: str = "r") -> IO[Any]:
+def GFile(name: str | _os.PathLike[str], mode: str = "r") -> _IO[_Any]:
     """Open a local file (text mode unless ``mode`` has ``b``); NotFoundError names a missing file."""
     try:
-        return open(os.fspath(name), mode)
+        return open(_os.fspath(name), mode)
     except FileNotFoundError:
-        raise NotFoundError(None, None, f"{os.fspath(name)}; No such file or directory") from None
+        raise _NotFoundError(None, None, f"{_os.fspath(name)}; No such file or directory") from None
 
 
 FastGFile = Open = GFile
 
 
 def Exists(path: str) -> bool:
-    return os.path.exists(path)
+    return _os.path.exists(path)
 
 
 def IsDirectory(path: str) -> bool:
-    return os.path.isdir(path)
+    return _os.path.isdir(path)
 
 
 def MakeDirs(path: str) -> None:
-    os.makedirs(path, exist_ok=True)
+    _os.makedirs(path, exist_ok=True)
 
 
 def ListDirectory(path: str) -> list[str]:
-    if not os.path.isdir(path):
-        raise NotFoundError(None, None, f"Could not find directory {path}")
-    return os.listdir(path)
+    if not _os.path.isdir(path):
+        raise _NotFoundError(None, None, f"Could not find directory {path}")
+    return _os.listdir(path)
 
 
 def Glob(pattern: str) -> list[str]:
@@ -61,25 +62,25 @@ def Glob(pattern: str) -> list[str]:
 
 def Remove(path: str) -> None:
     try:
-        os.remove(path)
+        _os.remove(path)
     except FileNotFoundError:
-        raise NotFoundError(None, None, f"{path}; No such file or directory") from None
+        raise _NotFoundError(None, None, f"{path}; No such file or directory") from None
 
 
 def DeleteRecursively(path: str) -> None:
-    if os.path.isdir(path):
-        shutil.rmtree(path)
+    if _os.path.isdir(path):
+        _shutil.rmtree(path)
     else:
         Remove(path)
 
 
 def Copy(oldpath: str, newpath: str, overwrite: bool = False) -> None:
-    if not overwrite and os.path.exists(newpath):
+    if not overwrite and _os.path.exists(newpath):
         raise FileExistsError(f"{newpath} exists; pass overwrite=True to replace it")
-    shutil.copyfile(oldpath, newpath)
+    _shutil.copyfile(oldpath, newpath)
 
 
 def Rename(oldname: str, newname: str, overwrite: bool = False) -> None:
-    if not overwrite and os.path.exists(newname):
+    if not overwrite and _os.path.exists(newname):
         raise FileExistsError(f"{newname} exists; pass overwrite=True to replace it")
-    os.replace(oldname, newname)
+    _os.replace(oldname, newname)

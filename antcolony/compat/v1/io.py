@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
+import os as _os
+from typing import Any as _Any
 
-from antcolony.actors.checkpoint_state import write_file_for_user
+from antcolony.actors.checkpoint.checkpoint_state import write_file_for_user as _write_file_for_user
 from antcolony.devices.data.tfrecord import (
     TFRecordCompressionType,
     TFRecordOptions,
     TFRecordWriter,
     tf_record_iterator,
 )
-from antcolony.graph.graph_def import import_graph_def
+from antcolony.graph.graph_def import import_graph_def as _import_graph_def
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:
+def write_graph(graph_or_graph_def: _Any, logdir: str, name: str, as_text: bool = True) -> str:
     """Write a graph as TensorFlow's GraphDef protobuf to ``logdir/name``; returns the path.
 
     ``as_text=False`` writes the binary ``.pb`` TF1's ``import_graph_def`` reads; ``as_text``
@@ -50,7 +50,7 @@ def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool =
     elif isinstance(graph_or_graph_def, GraphDef):
         g = Graph()
         with g.as_default():
-            import_graph_def(graph_or_graph_def, name="")
+            _import_graph_def(graph_or_graph_def, name="")
         proto = to_tf_proto(g)
     elif is_tf_proto(graph_or_graph_def):
         proto = graph_or_graph_def
@@ -58,10 +58,10 @@ def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool =
         raise TypeError(
             f"write_graph needs an ac.Graph or a GraphDef, got {type(graph_or_graph_def).__name__}"
         )
-    os.makedirs(logdir, exist_ok=True)
-    path = os.path.join(logdir, name)
+    _os.makedirs(logdir, exist_ok=True)
+    path = _os.path.join(logdir, name)
     if as_text:
-        write_file_for_user(path, text_format.MessageToString(proto).encode(), "graph")
+        _write_file_for_user(path, text_format.MessageToString(proto).encode(), "graph")
     else:
-        write_file_for_user(path, proto.SerializeToString(), "graph")
+        _write_file_for_user(path, proto.SerializeToString(), "graph")
     return path

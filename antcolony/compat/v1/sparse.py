@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from antcolony.graph.ops.sparse_ops import to_dense
-from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
+from antcolony.graph.sparse_tensor import SparseTensor
 
-__all__ = ["SparseTensor", "SparseTensorValue", "to_dense"]
+__all__ = ["SparseTensor", "to_dense"]

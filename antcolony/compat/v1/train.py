@@ -1,11 +1,13 @@
-"""``tf.train`` of the TF1 face: the optimizers and global step of ``ac.train``, checkpoints,
-monitored sessions and their hooks, and the ``tf.train.Example`` protos (loaded on first use: they need the protobuf package)."""
+"""``tf.train`` of the TF1 face: every name of ``ac.train`` (the same objects: optimizers, global
+step, schedules, ``Saver`` and the checkpoint queries), plus what needs the blocking face:
+monitored sessions and their hooks, ``write_graph``, and the ``tf.train.Example`` protos (loaded
+on first use: they need the protobuf package)."""
 
 from __future__ import annotations
 
-from typing import Any
+import typing as _typing
 
-from antcolony.actors.basic_hooks import (
+from antcolony.actors.blocking.basic_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
     FeedFnHook,
@@ -15,72 +17,36 @@ from antcolony.actors.basic_hooks import (
     NanTensorHook,
     StopAtStepHook,
 )
-from antcolony.actors.checkpoint_state import (
-    CheckpointState,
-    checkpoint_exists,
-    get_checkpoint_state,
-    latest_checkpoint,
-)
-from antcolony.actors.meta_graph import export_meta_graph, import_meta_graph
-from antcolony.actors.monitored_session import (
+from antcolony.actors.blocking.monitored_session import (
     MonitoredSession,
     MonitoredTrainingSession,
     SingularMonitoredSession,
 )
-from antcolony.actors.saver import Saver
-from antcolony.actors.session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator
-from antcolony.actors.session_run_hook import (
+from antcolony.actors.blocking.session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator
+from antcolony.actors.blocking.session_run_hook import (
     SecondOrStepTimer,
     SessionRunArgs,
     SessionRunContext,
     SessionRunHook,
     SessionRunValues,
 )
-from antcolony.actors.summary_hooks import StepCounterHook, SummarySaverHook
+from antcolony.actors.blocking.summary_hooks import StepCounterHook, SummarySaverHook
 from antcolony.compat.v1.io import write_graph
-from antcolony.graph.train import (
-    AdadeltaOptimizer,
-    AdagradOptimizer,
-    AdamOptimizer,
-    ExponentialMovingAverage,
-    FtrlOptimizer,
-    GradientDescentOptimizer,
-    MomentumOptimizer,
-    Optimizer,
-    RMSPropOptimizer,
-    cosine_decay,
-    create_global_step,
-    exponential_decay,
-    get_global_step,
-    get_or_create_global_step,
-    inverse_time_decay,
-    natural_exp_decay,
-    piecewise_constant,
-    polynomial_decay,
-)
+from antcolony.train import *  # noqa: F403 - ac.train's names, the same objects
+from antcolony.train import __all__ as _async_names
 
 __all__ = [
-    "AdadeltaOptimizer",
-    "AdagradOptimizer",
-    "AdamOptimizer",
+    *_async_names,
     "CheckpointSaverHook",
     "CheckpointSaverListener",
-    "CheckpointState",
     "ChiefSessionCreator",
-    "ExponentialMovingAverage",
     "FeedFnHook",
     "FinalOpsHook",
-    "FtrlOptimizer",
-    "GradientDescentOptimizer",
     "LoggingTensorHook",
-    "MomentumOptimizer",
     "MonitoredSession",
     "MonitoredTrainingSession",
     "NanLossDuringTrainingError",
     "NanTensorHook",
-    "Optimizer",
-    "RMSPropOptimizer",
-    "Saver",
     "Scaffold",
     "SecondOrStepTimer",
     "SessionRunArgs",
@@ -92,20 +58,6 @@ __all__ = [
     "StopAtStepHook",
     "SummarySaverHook",
     "WorkerSessionCreator",
-    "checkpoint_exists",
-    "cosine_decay",
-    "create_global_step",
-    "exponential_decay",
-    "export_meta_graph",
-    "get_checkpoint_state",
-    "get_global_step",
-    "get_or_create_global_step",
-    "import_meta_graph",
-    "inverse_time_decay",
-    "latest_checkpoint",
-    "natural_exp_decay",
-    "piecewise_constant",
-    "polynomial_decay",
     "write_graph",
 ]
 
@@ -113,7 +65,7 @@ __all__ = [
 _EXAMPLE_PROTOS = ("BytesList", "Example", "Feature", "FeatureList", "Features", "FloatList", "Int64List")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name in _EXAMPLE_PROTOS:
         from antcolony.devices.data.example_proto import message_classes
 
@@ -122,4 +74,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXAMPLE_PROTOS})
+    dunders = (name for name in globals() if name.startswith("__"))
+    return sorted({*dunders, *__all__, *_EXAMPLE_PROTOS})

@@ -1,7 +1,7 @@
 """``tf.train.MonitoredSession`` and ``MonitoredTrainingSession``: a blocking TF1 session that
 initializes or restores the model, runs hooks around every ``run`` and closes cleanly.
 
-Built on the blocking ``tf.Session`` (actors/sync_session.py). Creating one: hooks' ``begin``,
+Built on the blocking ``tf.Session`` (actors/blocking/sync_session.py). Creating one: hooks' ``begin``,
 ``Scaffold.finalize`` (default init ops, summary op and Saver), the session, then either restore
 the latest checkpoint of ``checkpoint_dir`` or run the init op, then the local init op, then
 hooks' ``after_create_session``. ``run`` merges the hooks' SessionRunArgs into one step. The

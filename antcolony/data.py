@@ -1,4 +1,5 @@
-"""``tf.data`` of the TF1 face: datasets and iterators (graph/data/), same objects as ``ac.data``."""
+"""``ac.data`` and ``tf.data`` (one module): TF1's input-pipeline namespace, datasets and
+iterators (defined in graph/data/)."""
 
 from __future__ import annotations
 

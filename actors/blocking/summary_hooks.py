@@ -1,14 +1,12 @@
-"""The summary hooks of ``tf.train``: SummarySaverHook, StepCounterHook, and the FileWriter cache
-they share (``tf.summary.FileWriterCache``)."""
+"""The summary hooks of ``tf.train``: SummarySaverHook and StepCounterHook, which share their
+FileWriters through ``tf.summary.FileWriterCache`` (actors/summary/writer_cache.py)."""
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
-from typing import Any, ClassVar
+from typing import Any
 
-from antcolony.graph.core import get_default_graph
+from antcolony.actors.summary.writer_cache import SummaryWriterCache
 
 from .basic_hooks import global_step_tensor, step_value
 from .session_run_hook import (
@@ -21,31 +19,7 @@ from .session_run_hook import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StepCounterHook", "SummarySaverHook", "SummaryWriterCache"]
-
-
-class SummaryWriterCache:
-    """``tf.summary.FileWriterCache``: one FileWriter per directory, shared by hooks."""
-
-    _writers: ClassVar[dict[str, Any]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    @classmethod
-    def get(cls, logdir: str) -> Any:
-        from .summary_writer import FileWriter
-
-        key = os.path.abspath(logdir)
-        with cls._lock:
-            if key not in cls._writers:
-                cls._writers[key] = FileWriter(key, graph=get_default_graph())
-            return cls._writers[key]
-
-    @classmethod
-    def clear(cls) -> None:
-        with cls._lock:
-            writers, cls._writers = cls._writers, {}
-        for w in writers.values():
-            w.close()
+__all__ = ["StepCounterHook", "SummarySaverHook"]
 
 
 def _scalar_summary(tag: str, value: float) -> Any:

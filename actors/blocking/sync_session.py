@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from antcolony.actors.background_loop import background_loop, refuse_in_event_loop
+from antcolony.actors.blocking.background_loop import background_loop, refuse_in_event_loop
 from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.actors.session import Session as AsyncSession
 from antcolony.config.config_proto import ConfigProto

@@ -3,7 +3,7 @@
 A checkpoint ``prefix`` (``model.ckpt-100``) is one file, ``prefix.safetensors``, holding each
 variable's value under its TF name (the variable op's name, ``dense/kernel``), so it is readable
 without antcolony by any safetensors reader. The directory's ``checkpoint`` state file names the
-newest checkpoints (actors/checkpoint_state.py). Files are replaced atomically.
+newest checkpoints (actors/checkpoint/checkpoint_state.py). Files are replaced atomically.
 
 ``save`` / ``restore`` take a blocking session (``antcolony.compat.v1.Session``); with the async
 ``ac.Session`` use ``await saver.save_async(...)`` / ``await saver.restore_async(...)``, which do
@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.actors.checkpoint_file import CheckpointFile, TensorEntry
-from antcolony.actors.checkpoint_state import (
+from antcolony.actors.checkpoint.checkpoint_file import CheckpointFile, TensorEntry
+from antcolony.actors.checkpoint.checkpoint_state import (
     checkpoint_exists,
     data_path,
     remove_stale_temporaries,
     write_file_for_user,
     write_state,
 )
-from antcolony.actors.meta_graph import export_meta_graph
+from antcolony.actors.checkpoint.meta_graph import export_meta_graph
 from antcolony.errors import (
     AsyncOnlyError,
     GraphError,

@@ -14,7 +14,7 @@ import logging
 import os
 from typing import Any
 
-from antcolony.actors.checkpoint_state import write_file_for_user
+from antcolony.actors.checkpoint.checkpoint_state import write_file_for_user
 from antcolony.errors import GraphError, NotFoundError
 from antcolony.graph.core import Graph, Operation, Tensor, get_default_graph
 from antcolony.graph.graph_def import GraphDef, import_graph_def
@@ -124,7 +124,7 @@ def import_meta_graph(
 ) -> Any:
     """Import a meta graph into the default graph, restoring its collections and variables;
     returns a ``Saver`` over its global variables (None when it has none), as TF1."""
-    from antcolony.actors.saver import Saver
+    from antcolony.actors.checkpoint.saver import Saver
 
     meta = _read(meta_graph_or_file)
     gd = GraphDef.from_dict(meta["graph_def"])

@@ -9,7 +9,7 @@ header fits in the file, each entry's byte range matches its dtype and shape and
 file. A file whose header claims 2 GiB of a 4 KiB file is ``DataLossError`` at once, not after
 reading (or mapping) 2 GiB. The file is opened without blocking and must be a regular file: a
 FIFO or a directory at the path is named as such. OS errors become ``tf.errors`` classes naming
-the file (``actors/file_errors.py``).
+the file (``actors/checkpoint/file_errors.py``).
 
 Which files the runtime trusts, and how far: docs/design.md section 9.
 """

@@ -11,14 +11,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from antcolony.actors.checkpoint.checkpoint_state import get_checkpoint_state, latest_checkpoint
+from antcolony.actors.checkpoint.saver import Saver
 from antcolony.graph.core import Graph, Operation, get_default_graph
 from antcolony.graph.graph_keys import GraphKeys
 from antcolony.graph.ops.control import group
 from antcolony.graph.ops.summary_ops import merge_all
 from antcolony.graph.variables import global_variables_initializer, local_variables_initializer
 
-from .checkpoint_state import get_checkpoint_state, latest_checkpoint
-from .saver import Saver
 from .sync_session import Session
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,19 @@
+"""``ac.layers`` and ``tf.layers`` (one module): TF1's functional layers, the names antcolony
+implements (defined in graph/layers.py, graph/conv_layers.py and graph/batch_norm_layer.py)."""
+
+from __future__ import annotations
+
+from antcolony.graph.batch_norm_layer import batch_normalization
+from antcolony.graph.conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
+from antcolony.graph.layers import dense, dropout, flatten
+
+__all__ = [
+    "average_pooling2d",
+    "batch_normalization",
+    "conv2d",
+    "conv2d_transpose",
+    "dense",
+    "dropout",
+    "flatten",
+    "max_pooling2d",
+]

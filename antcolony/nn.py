@@ -1,0 +1,100 @@
+"""``ac.nn`` and ``tf.nn`` (one module): TF1's neural-network namespace, the names antcolony
+implements. The ops are defined in graph/ops/ (nn.py and the modules named below); this module
+only chooses what the namespace shows.
+"""
+
+from __future__ import annotations
+
+from antcolony.graph import rnn_cell_namespace as rnn_cell
+from antcolony.graph.ops.activations import elu, leaky_relu, relu6, selu, softplus, softsign
+from antcolony.graph.ops.candidate_sampling import (
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
+from antcolony.graph.ops.conv_api import (
+    atrous_conv2d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    separable_conv2d,
+)
+from antcolony.graph.ops.nn import (
+    bias_add,
+    l2_loss,
+    log_softmax,
+    relu,
+    sigmoid,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2,
+    sparse_softmax_cross_entropy_with_logits,
+    tanh,
+)
+from antcolony.graph.ops.nn_composite import (
+    dropout,
+    embedding_lookup,
+    in_top_k,
+    sigmoid_cross_entropy_with_logits,
+    top_k,
+    xw_plus_b,
+)
+from antcolony.graph.ops.normalization import batch_normalization, l2_normalize, moments
+from antcolony.graph.ops.pooling import avg_pool, avg_pool2d, max_pool, max_pool2d
+from antcolony.graph.ops.sampled_losses import nce_loss, sampled_softmax_loss
+from antcolony.graph.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn, static_rnn
+
+__all__ = [
+    "atrous_conv2d",
+    "avg_pool",
+    "avg_pool2d",
+    "batch_normalization",
+    "bias_add",
+    "bidirectional_dynamic_rnn",
+    "compute_accidental_hits",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
+    "depthwise_conv2d",
+    "depthwise_conv2d_native",
+    "dropout",
+    "dynamic_rnn",
+    "elu",
+    "embedding_lookup",
+    "fixed_unigram_candidate_sampler",
+    "in_top_k",
+    "l2_loss",
+    "l2_normalize",
+    "leaky_relu",
+    "log_softmax",
+    "log_uniform_candidate_sampler",
+    "max_pool",
+    "max_pool2d",
+    "moments",
+    "nce_loss",
+    "relu",
+    "relu6",
+    "rnn_cell",
+    "sampled_softmax_loss",
+    "selu",
+    "separable_conv2d",
+    "sigmoid",
+    "sigmoid_cross_entropy_with_logits",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
+    "softmax_cross_entropy_with_logits_v2",
+    "softplus",
+    "softsign",
+    "sparse_softmax_cross_entropy_with_logits",
+    "static_bidirectional_rnn",
+    "static_rnn",
+    "tanh",
+    "top_k",
+    "uniform_candidate_sampler",
+    "xw_plus_b",
+]

@@ -1,0 +1,1 @@
+../../antcolony/dtypes.py

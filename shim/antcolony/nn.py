@@ -1,0 +1,1 @@
+../../antcolony/nn.py

@@ -1,0 +1,1 @@
+../../antcolony/summary.py
