@@ -32,8 +32,9 @@ from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import build_segment
-from antcolony.actors.step import UNSET, StepState, finished, finished_last
+from antcolony.actors.step import UNSET, StepState, finished, finished_last, of_aborted_step
 from antcolony.actors.supervision import Directive
+from antcolony.devices.launch import DropLaunches
 from antcolony.errors import InternalError, InvalidArgumentError
 
 logger = logging.getLogger(__name__)
@@ -168,6 +169,11 @@ class ExecutorActor(Actor):
             msg = AbortStep(step, error)
             for ref in self.nodes:
                 ref.tell(msg)
+            # Its launches still queued on the GPUs (shared with other jobs) are not run: those
+            # told before now are ahead of the drop in each worker's mailbox, and its nodes
+            # launch nothing more (they see ``aborted``); kernels already running finish.
+            for worker in self.plan.gpu_workers:
+                worker.tell(_DROP_ABORTED)
 
     def supervise(self, child: Any, exc: BaseException) -> Directive:
         """A node actor raised (a bug, not a kernel error): fail the steps in flight, naming the
@@ -182,6 +188,10 @@ class ExecutorActor(Actor):
         for step in list(self.active):
             step.aborted = True
         self.active.clear()
+
+
+#: What an executor tells its GPU workers when one of its steps is aborted.
+_DROP_ABORTED = DropLaunches(of_aborted_step)
 
 
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:
