@@ -104,6 +104,8 @@ class ExecutorPlan:
     # the GPU workers its nodes launch on (kernels and copies): an aborted step's launches still
     # queued there are dropped (executor.py)
     gpu_workers: tuple[Any, ...] = ()
+    # (host plan with fetch_copies) the CPU worker that copies its large fetches off the loop
+    host_worker: Any = None
 
     @property
     def start_messages(self) -> int:
@@ -165,6 +167,8 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
         plan.segment = SegmentPlan.of(plan.specs) if ctx.bulk_segments else None
         used = {id(spec.worker) for spec in plan.specs if spec.worker is not None}
         plan.gpu_workers = tuple(w for w in ctx.gpu_workers if id(w) in used)
+        if plan.fetch_copies:
+            plan.host_worker = ctx.worker(HOST)
 
 
 #: Consumers with more inputs than this get their values at KernelDone, not pipelined: a wide
