@@ -1,7 +1,8 @@
-"""Dropping launches (``DropLaunches``, what ``Session.close`` asks of each GPU worker): the
-worker's waiting launches that match leave its queue, a stream skips the matching launches it
-reaches (reported as ``LaunchDropped``, never run), and the reply's futures are done once every
-stream has passed what was enqueued before the drop."""
+"""Dropping launches (``DropLaunches``, what the executors of an aborted step and
+``Session.close`` ask of the GPU workers): the worker's waiting launches that match leave its
+queue, a stream skips the matching launches it reaches (reported as ``LaunchDropped``, never
+run), and the reply's futures are done once every stream has passed what was enqueued before
+the drop."""
 
 from __future__ import annotations
 
