@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from antcolony.actors.node import static_input_elements
@@ -35,6 +36,7 @@ class SessionDevices:
         self.fuse_loops = config.fuse_loops
         self.gpu_pipeline = config.gpu_pipeline
         self.bulk_segments = config.bulk_segments
+        self.gpu_workers: Sequence[Any] = devices.gpu_workers
 
     def resolve(self, requested: str) -> str | None:
         return self.devices.resolve(requested)

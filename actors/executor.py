@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.actors.fetch_ownership import own
+from antcolony.actors.fetch_ownership import copy_arrays, own
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
     CONTROL,
@@ -32,16 +32,18 @@ from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import build_segment
-from antcolony.actors.step import UNSET, StepState, finished, finished_last
+from antcolony.actors.step import UNSET, StepState, finished, finished_last, of_aborted_step
 from antcolony.actors.supervision import Directive
-from antcolony.errors import InternalError, InvalidArgumentError
+from antcolony.devices.launch import DropLaunches, KernelDone, Launch
+from antcolony.errors import InternalError, InvalidArgumentError, ResourceExhaustedError
 
 logger = logging.getLogger(__name__)
 
 
 class ExecutorActor(Actor):
     """Receives a StepState (start it), StepDrained, NodeFailed, AbortStep and StepCompleted
-    for the steps of one partition. Its handlers are synchronous: the session
+    for the steps of one partition, and KernelDone for a step's large fetches copied on a CPU
+    worker thread (fetch_ownership.py). Its handlers are synchronous: the session
     starts a step with a direct tell, so a step of cheap CPU nodes can complete in the caller's
     own turn."""
 
@@ -104,6 +106,8 @@ class ExecutorActor(Actor):
             self._abort(msg.step, msg.error)
         elif cls is StepCompleted:
             self.active.discard(msg.step)
+        elif cls is KernelDone:
+            self._copied(msg)
 
     def _start(self, step: Any) -> None:
         if step.aborted:
@@ -152,7 +156,32 @@ class ExecutorActor(Actor):
             else:
                 ref.tell(StepCompleted(step))
         if self.fetch_copies:
-            own(step.fetched, self.fetch_copies)
+            large = own(step.fetched, self.fetch_copies)
+            if large is not None:
+                # The step succeeds when the copies are made (a close or a deadline meanwhile
+                # fails it first; the copies are then dropped).
+                arrays = [step.fetched[j] for j in large]
+                self.plan.host_worker.tell(Launch((step, large), copy_arrays, [arrays], 1, self.ref))
+                return
+        step.succeed()
+
+    def _copied(self, msg: KernelDone) -> None:
+        """The large fetches of a completed step were copied on a CPU worker thread."""
+        step, large = msg.step
+        if step.done:
+            return
+        if msg.error is not None:
+            names = ", ".join(repr(self.plan.fetch_names[j]) for j in large)
+            step.fail(
+                ResourceExhaustedError(
+                    None,
+                    None,
+                    f"copying fetch {names} for the caller failed: {msg.error}; fetch less at once",
+                )
+            )
+            return
+        for j, value in zip(large, msg.outputs):
+            step.fetched[j] = value
         step.succeed()
 
     def _abort(self, step: Any, error: BaseException) -> None:
@@ -168,6 +197,11 @@ class ExecutorActor(Actor):
             msg = AbortStep(step, error)
             for ref in self.nodes:
                 ref.tell(msg)
+            # Its launches still queued on the GPUs (shared with other jobs) are not run: those
+            # told before now are ahead of the drop in each worker's mailbox, and its nodes
+            # launch nothing more (they see ``aborted``); kernels already running finish.
+            for worker in self.plan.gpu_workers:
+                worker.tell(_DROP_ABORTED)
 
     def supervise(self, child: Any, exc: BaseException) -> Directive:
         """A node actor raised (a bug, not a kernel error): fail the steps in flight, naming the
@@ -182,6 +216,10 @@ class ExecutorActor(Actor):
         for step in list(self.active):
             step.aborted = True
         self.active.clear()
+
+
+#: What an executor tells its GPU workers when one of its steps is aborted.
+_DROP_ABORTED = DropLaunches(of_aborted_step)
 
 
 def _unfetchable(step: Any, missing: list[int], fetch_names: list[str]) -> InvalidArgumentError:

@@ -18,6 +18,11 @@ or a fed array, or when it shares an origin with an earlier fetch of the step (t
 the memory). Everything else is handed over as it is. The same tensor fetched twice is one
 value, as in TF1.
 
+A copy runs at memory bandwidth: arrays up to ``LARGE_COPY_BYTES`` are copied on the event loop
+at step end (cheaper than a round trip to a thread), larger ones on a CPU worker thread
+(``copy_arrays``, launched by the executor), so a step fetching hundreds of MiB does not stall
+every other session of the loop for the copy's duration.
+
 The contract this keeps: docs/design.md section 4 (and section 3, fetched values).
 """
 
@@ -87,10 +92,28 @@ def _origins(
     return origins
 
 
-def own(values: list[Any], copies: tuple[int, ...]) -> None:
+#: Fetched arrays larger than this are copied off the event loop (see the module docstring).
+LARGE_COPY_BYTES = 1 << 20
+
+
+def own(values: list[Any], copies: tuple[int, ...]) -> list[int] | None:
     """Replace each array at ``copies`` in ``values`` by a writable copy of its own (scalars and
-    non-arrays are immutable or not memory: left as they are)."""
+    non-arrays are immutable or not memory: left as they are), except arrays larger than
+    ``LARGE_COPY_BYTES``: their indices are returned (None when there are none), for
+    ``copy_arrays`` on a worker thread."""
+    large: list[int] | None = None
     for j in copies:
         value = values[j]
         if isinstance(value, np.ndarray):
-            values[j] = value.copy()
+            if value.nbytes > LARGE_COPY_BYTES:
+                if large is None:
+                    large = []
+                large.append(j)
+            else:
+                values[j] = value.copy()
+    return large
+
+
+def copy_arrays(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Writable copies of ``arrays`` (a CPU worker's kernel: numpy copies without the GIL)."""
+    return [a.copy() for a in arrays]

@@ -52,6 +52,7 @@ class ResourceContext(Protocol):
     inline_threshold: int
     gpu_pipeline: bool  # GPU kernels hand their outputs to same-GPU consumers at launch
     bulk_segments: bool  # a partition's cheap CPU nodes run in one SegmentActor (segment.py)
+    gpu_workers: Sequence[Any]  # the device workers of the GPUs, by index
 
     def kernel(
         self, op: Operation, device: str
@@ -100,6 +101,11 @@ class ExecutorPlan:
     # the cheap CPU nodes one segment actor hosts (actors/segment.py), decided when the specs are
     # bound (None: no segment, or SessionConfig.bulk_segments off)
     segment: SegmentPlan | None = None
+    # the GPU workers its nodes launch on (kernels and copies): an aborted step's launches still
+    # queued there are dropped (executor.py)
+    gpu_workers: tuple[Any, ...] = ()
+    # (host plan with fetch_copies) the CPU worker that copies its large fetches off the loop
+    host_worker: Any = None
 
     @property
     def start_messages(self) -> int:
@@ -159,6 +165,10 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
         if ctx.gpu_pipeline:
             plan.specs = _pipeline_gpu_edges(plan.specs)
         plan.segment = SegmentPlan.of(plan.specs) if ctx.bulk_segments else None
+        used = {id(spec.worker) for spec in plan.specs if spec.worker is not None}
+        plan.gpu_workers = tuple(w for w in ctx.gpu_workers if id(w) in used)
+        if plan.fetch_copies:
+            plan.host_worker = ctx.worker(HOST)
 
 
 #: Consumers with more inputs than this get their values at KernelDone, not pipelined: a wide

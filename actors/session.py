@@ -34,7 +34,7 @@ from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.session_stats import SessionStatistics, session_statistics
-from antcolony.actors.step import StepState
+from antcolony.actors.step import StepState, of_aborted_step
 from antcolony.config.atomic_file import write_file_atomic_async
 from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
 from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
@@ -531,7 +531,7 @@ class Session:
         devices, rt = self._devices, self._runtime
         if devices is None or rt is None or rt.closed or not devices.gpu_workers:
             return
-        asks = [w.ask(DropLaunches(_of_aborted_step)) for w in devices.gpu_workers if w.is_alive]
+        asks = [w.ask(DropLaunches(of_aborted_step)) for w in devices.gpu_workers if w.is_alive]
         replies = await asyncio.gather(*asks, return_exceptions=True)
         drained = [f for reply in replies if isinstance(reply, tuple) for f in reply[1]]
         dropped = sum(reply[0] for reply in replies if isinstance(reply, tuple))
@@ -588,12 +588,6 @@ class Session:
 
 #: How long ``close`` waits for kernels of its steps already running on a GPU stream.
 CLOSE_DRAIN_S = 10.0
-
-
-def _of_aborted_step(tag: Any) -> bool:
-    """A launch's tag (a step, or a loop iteration of one) belongs to an aborted step."""
-    step = getattr(tag, "step", None)
-    return step is not None and step.aborted is True
 
 
 def _deadline(rt: Runtime, options: RunOptions | None) -> float | None:

@@ -174,6 +174,14 @@ def finished_last(step: StepState) -> bool:
     return not step.pending
 
 
+def of_aborted_step(tag: Any) -> bool:
+    """A launch's tag (a step, or a loop iteration of one) belongs to an aborted step: the
+    predicate of every ``DropLaunches`` (a dropped step never becomes unaborted, so a drop that
+    outlives the step it was sent for drops nothing else)."""
+    step = getattr(tag, "step", None)
+    return step is not None and step.aborted is True
+
+
 def in_flight(tag: Any) -> int:
     """Units still in flight under ``tag`` (a step or an iteration)."""
     return int(tag.pending)

@@ -11,7 +11,11 @@ cudaMalloc regions can neither grow in place nor be split (``can_extend`` / ``ca
 False), so on CUDA the BFC pool is still made of separate growth regions, freed whole. Not done:
 a path through CUDA's virtual memory management (``cuMemAddressReserve`` + ``cuMemCreate`` /
 ``cuMemMap`` of physical chunks, as PyTorch's expandable segments), which would let the pool
-grow as one range and unmap free chunks, as the simulated GPU's address space does.
+grow as one range and unmap free chunks, as the simulated GPU's address space does. CuPy does
+not bind those driver calls: ``cupy.cuda.driver`` (cupy_backends/cuda/api/driver.pyx, read at
+tags v13.0.0, v13.6.0 and v14.2.0) has context, module, link, launch, function-attribute,
+occupancy and ``streamGetCtx`` calls only, no ``cuMem*``. The path would need another binding
+(NVIDIA's ``cuda-python``, ``cuda.bindings.driver``, binds them): a new optional dependency.
 """
 
 from __future__ import annotations

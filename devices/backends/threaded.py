@@ -85,9 +85,13 @@ class ThreadedStream(Stream):
 
         def passed() -> None:
             # on the thread, past every launch enqueued before the drop: later launches are
-            # not the dropped ones' (their steps are over), so the predicate retires
+            # not the dropped ones' (their steps are over), so this drop's predicate retires.
+            # Only this drop's entry: drops share a predicate (executors drop "the aborted
+            # steps' launches"), and a later drop of it stays in force until its own point.
             with self._drops_lock:
-                self._drops = tuple(m for m in self._drops if m is not match)
+                drops = list(self._drops)
+                drops.remove(match)
+                self._drops = tuple(drops)
             self._when_finished(lambda: post(loop, f"a drop on stream {self.label}", _resolve, drained))
 
         self._on_thread(passed)

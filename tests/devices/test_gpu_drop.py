@@ -1,7 +1,8 @@
-"""Dropping launches (``DropLaunches``, what ``Session.close`` asks of each GPU worker): the
-worker's waiting launches that match leave its queue, a stream skips the matching launches it
-reaches (reported as ``LaunchDropped``, never run), and the reply's futures are done once every
-stream has passed what was enqueued before the drop."""
+"""Dropping launches (``DropLaunches``, what the executors of an aborted step and
+``Session.close`` ask of the GPU workers): the worker's waiting launches that match leave its
+queue, a stream skips the matching launches it reaches (reported as ``LaunchDropped``, never
+run), and the reply's futures are done once every stream has passed what was enqueued before
+the drop."""
 
 from __future__ import annotations
 
@@ -83,3 +84,40 @@ async def test_a_worker_drops_queued_and_stream_queued_launches_and_says_when_it
     assert all(isinstance(m.error, LaunchDropped) and m.step == "drop" for m in failed)
     after = await worker.ask(GetWorkerStatistics())
     assert after.queued == 0 and after.in_flight == 0, after
+
+
+async def test_each_drop_stays_in_force_until_the_stream_passes_its_own_point():
+    """Drops share one predicate (every executor drops "the aborted steps' launches"): a step
+    aborted while an earlier drop is still in force is dropped too, although the earlier drop's
+    point is passed before the stream reaches its launch."""
+    loop = asyncio.get_running_loop()
+    reported: list = []
+    stream = SimBackend(1, 1 << 30).create_stream(0, "compute0", loop, reported.extend)
+    aborted: set[str] = set()
+    ran: list[str] = []
+
+    def of_aborted(tag: str) -> bool:
+        return tag in aborted
+
+    try:
+        gate = threading.Event()
+        stream.launch(gate.wait, [30], "running")  # holds the stream
+        aborted.add("a")
+        first = stream.drop(of_aborted)  # its point: after "running"
+        stream.launch(ran.append, ["b"], "b")  # behind the first drop's point
+        stream.launch(ran.append, ["c"], "c")
+        aborted.add("b")
+        second = stream.drop(of_aborted)  # the same predicate: b's launch is before its point
+        gate.set()
+        await asyncio.wait_for(asyncio.gather(first, second), 30)
+        await asyncio.wait_for(_until_reported(reported, 3), 30)
+    finally:
+        stream.close()
+    assert ran == ["c"]
+    errors = {token: error for token, _, error, _, _ in reported}
+    assert isinstance(errors["b"], LaunchDropped) and errors["c"] is None and errors["running"] is None
+
+
+async def _until_reported(reported: list, n: int) -> None:
+    while len(reported) < n:
+        await asyncio.sleep(0.001)
