@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,7 +13,7 @@ import numpy as np
 from antcolony.errors import GraphError
 
 from . import shapes as S
-from .device_spec import canonical_device
+from .device_spec import canonical_device, merge_device_names
 from .registry import OpDef, get_op_def
 from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
@@ -181,7 +181,10 @@ class Graph:
         self._fetch_reads: dict[Tensor, Tensor] = {}  # VariableV2 output -> the read its fetches run
         self._name_counts: dict[str, int] = {}
         self._name_stack = ""
-        self._device_stack: list[str] = []
+        # Innermost last. None: a reset (``device(None)``); a string: a canonical partial name merged
+        # under what inner scopes set; a callable: a device function given the new op (TF1's stack).
+        self._device_stack: list[str | Callable[[Operation], Any] | None] = []
+        self._state_device: list[str] = []
         self._control_stack: list[list[Operation] | None] = []
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
@@ -310,12 +313,33 @@ class Graph:
             self._name_stack = old
 
     @contextlib.contextmanager
-    def device(self, device_name: str | None) -> Iterator[None]:
-        self._device_stack.append(canonical_device(device_name) if device_name else "")
+    def device(self, device_name: str | Callable[[Operation], Any] | None) -> Iterator[None]:
+        """Ops created inside get this device. Scopes nest as TF1's: an inner name's parts win and
+        outer names fill the rest ('/gpu:0' inside '/job:ps' is '/job:ps/device:GPU:0'); a callable
+        (``tf.train.replica_device_setter``) is given each new op, with the device inner scopes
+        set on it, and returns its device; None resets (ops ignore the enclosing scopes); ''
+        changes nothing."""
+        entry: str | Callable[[Operation], Any] | None
+        if device_name is None or callable(device_name):
+            entry = device_name
+        else:
+            entry = canonical_device(_device_string(device_name))
+        self._device_stack.append(entry)
         try:
             yield
         finally:
             self._device_stack.pop()
+
+    @contextlib.contextmanager
+    def state_colocated_with(self, device: str) -> Iterator[None]:
+        """Ops created inside go through the device scopes as usual (device functions see them, a
+        ps strategy takes its turn), then get ``device`` when it is not '': TF1's optimizer slots,
+        made in an ``init_scope`` under ``colocate_with(primary)``."""
+        self._state_device.append(device)
+        try:
+            yield
+        finally:
+            self._state_device.pop()
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
@@ -368,7 +392,6 @@ class Graph:
                 raise GraphError(f"input {t.name} to a new {op_type} op belongs to another graph")
         inputs = [self._dereferenced(t, op_type, i, op_def) for i, t in enumerate(inputs)]
         full = self._op_name(name or op_type)
-        device = self._device_stack[-1] if self._device_stack else ""
         ctrl = list(control_inputs)
         input_ops = {t.op for t in inputs}
         for c in self._current_control_inputs():
@@ -382,16 +405,38 @@ class Graph:
         attrs = dict(attrs or {})
         if op_type in self._gradient_override_map:
             attrs["_gradient_op_type"] = self._gradient_override_map[op_type]
-        op = Operation(self, op_def, full, inputs, ctrl, attrs, device)
+        op = Operation(self, op_def, full, inputs, ctrl, attrs, "")
         try:
             specs = op_def.shape_fn(op)
         except (ValueError, TypeError) as exc:
             raise GraphError(f"cannot build {op_type} op '{full}': {exc}") from None
         op.outputs = tuple(Tensor(op, i, np.dtype(dt), sh) for i, (dt, sh) in enumerate(specs))
+        self._apply_device_stack(op)  # device functions see the op whole, outputs included
         self._register(op)
         if ctx is not None:
             ctx.add_op(op)
         return op
+
+    def _apply_device_stack(self, op: Operation) -> None:
+        """Set ``op.device`` from the device scopes, innermost first, stopping at a reset.
+
+        An op taking variable references (Assign*, Apply*, reads) is colocated with them instead,
+        as TF1 does whatever the scopes say: the device of its last reference input that has one
+        (so an update built in a worker's scope runs on the ps task holding the variable)."""
+        if op.op_def.ref_inputs:
+            refs = [op.inputs[i] for i in op.op_def.ref_inputs if i < len(op.inputs)]
+            if refs:
+                op.device = next((t.op.device for t in reversed(refs) if t.op.device), "")
+                return
+        for entry in reversed(self._device_stack):
+            if entry is None:
+                break
+            if isinstance(entry, str):
+                op.device = merge_device_names(op.device, entry)
+            else:
+                op.device = canonical_device(_device_string(entry(op)))
+        if self._state_device and self._state_device[-1]:
+            op.device = self._state_device[-1]
 
     def read_of(self, ref: Tensor) -> Tensor:
         """A new read of the variable whose reference ``ref`` is (a ``VariableV2`` output), in the
@@ -462,7 +507,7 @@ def name_scope(name: str | None) -> contextlib.AbstractContextManager[str]:
     return get_default_graph().name_scope(name)
 
 
-def device(device_name: str | None) -> contextlib.AbstractContextManager[None]:
+def device(device_name: str | Callable[[Operation], Any] | None) -> contextlib.AbstractContextManager[None]:
     return get_default_graph().device(device_name)
 
 
@@ -472,3 +517,15 @@ def control_dependencies(control_inputs: Sequence[Any] | None) -> contextlib.Abs
 
 def set_random_seed(seed: int) -> None:
     get_default_graph().seed = int(seed)
+
+
+def _device_string(device: Any) -> str:
+    """A device name from a string, None, or a spec object with ``to_string()`` (TF's DeviceSpec)."""
+    if device is None:
+        return ""
+    if isinstance(device, str):
+        return device
+    to_string = getattr(device, "to_string", None)
+    if callable(to_string):
+        return str(to_string())
+    raise GraphError(f"a device must be a name such as '/job:ps/task:0', got {device!r}")

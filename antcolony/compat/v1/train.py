@@ -42,12 +42,15 @@ from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
     AdamOptimizer,
+    ClusterSpec,
     ExponentialMovingAverage,
     FtrlOptimizer,
     GradientDescentOptimizer,
+    GreedyLoadBalancingStrategy,
     MomentumOptimizer,
     Optimizer,
     RMSPropOptimizer,
+    byte_size_load_fn,
     cosine_decay,
     create_global_step,
     exponential_decay,
@@ -57,6 +60,7 @@ from antcolony.graph.train import (
     natural_exp_decay,
     piecewise_constant,
     polynomial_decay,
+    replica_device_setter,
 )
 
 __all__ = [
@@ -67,11 +71,13 @@ __all__ = [
     "CheckpointSaverListener",
     "CheckpointState",
     "ChiefSessionCreator",
+    "ClusterSpec",
     "ExponentialMovingAverage",
     "FeedFnHook",
     "FinalOpsHook",
     "FtrlOptimizer",
     "GradientDescentOptimizer",
+    "GreedyLoadBalancingStrategy",
     "LoggingTensorHook",
     "MomentumOptimizer",
     "MonitoredSession",
@@ -92,6 +98,7 @@ __all__ = [
     "StopAtStepHook",
     "SummarySaverHook",
     "WorkerSessionCreator",
+    "byte_size_load_fn",
     "checkpoint_exists",
     "cosine_decay",
     "create_global_step",
@@ -106,6 +113,7 @@ __all__ = [
     "natural_exp_decay",
     "piecewise_constant",
     "polynomial_decay",
+    "replica_device_setter",
     "write_graph",
 ]
 
