@@ -1,0 +1,268 @@
+"""The tensor wire over direct TCP connections between task processes (asyncio, any loop).
+
+Each task listens on one port; to send, it connects to the peer's port once and introduces
+itself (``b"ACTH" | u16 length | task name``), then writes frames (tensor_wire.py). The receiving
+side is a ``BufferedProtocol``: it asks the socket for exactly the bytes of the next field, so a
+numeric payload is read straight into the preallocated array that the receive returns, and a
+frame's claims are checked before that array exists. A dropped connection marks the peer down
+in the mailbox (its waiting receives fail with UnavailableError naming it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any, cast
+
+import numpy as np
+
+from antcolony.errors import DataLossError, UnavailableError
+
+from .channel import TensorWire, task_name
+from .tensor_wire import (
+    DEFAULT_MAX_PAYLOAD,
+    HEADER,
+    FrameHeader,
+    encode_frame,
+    parse_header,
+    parse_rest,
+    strings_from_payload,
+)
+
+__all__ = ["TcpWire"]
+
+logger = logging.getLogger(__name__)
+
+HELLO = struct.Struct("<4sH")
+HELLO_MAGIC = b"ACTH"
+MAX_TASK_NAME = 1024
+
+
+class _Receiver(asyncio.BufferedProtocol):
+    """One incoming connection: hello, then frames, each field read into its own buffer."""
+
+    def __init__(self, wire: TcpWire) -> None:
+        self._wire = wire
+        self._peer: str | None = None
+        self._transport: asyncio.Transport | None = None
+        self._header: FrameHeader | None = None
+        self._rest_parsed: tuple[str, tuple[int, ...]] | None = None
+        self._payload: Any = None
+        self._stage = "hello"
+        self._need(HELLO.size)
+
+    def _need(self, n: int, into: Any = None) -> None:
+        self._buf = memoryview(bytearray(n)) if into is None else into
+        self._got = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio.Transport
+        self._wire._receivers.add(self)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buf[self._got :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._got += nbytes
+        if self._got < len(self._buf):
+            return
+        try:
+            self._field_done()
+        except DataLossError as exc:
+            self._fail(exc)
+
+    def _field_done(self) -> None:
+        stage = self._stage
+        if stage == "hello":
+            magic, n = HELLO.unpack(self._buf)
+            if magic != HELLO_MAGIC or not 0 < n <= MAX_TASK_NAME:
+                raise DataLossError(None, None, "a connection to the tensor wire did not introduce itself")
+            self._stage = "name"
+            self._need(n)
+        elif stage == "name":
+            try:
+                self._peer = task_name(bytes(self._buf).decode())
+            except Exception:
+                raise DataLossError(
+                    None, None, "a connection to the tensor wire sent a bad task name"
+                ) from None
+            self._wire.mailbox.peer_up(self._peer)
+            self._next_frame()
+        elif stage == "header":
+            self._header = parse_header(self._buf, self._wire.max_payload)
+            self._stage = "rest"
+            self._need(self._header.rest)
+        elif stage == "rest":
+            assert self._header is not None
+            self._rest_parsed = parse_rest(self._header, self._buf)
+            if self._header.dtype == np.dtype(object):
+                self._payload = memoryview(bytearray(self._header.payload_len))
+                buf = self._payload
+            else:
+                self._payload = np.empty(self._rest_parsed[1], dtype=self._header.dtype)
+                buf = self._payload.reshape(-1).view(np.uint8).data
+            if self._header.payload_len == 0:
+                self._frame_done()
+            else:
+                self._stage = "payload"
+                self._need(0, buf)
+        else:
+            self._frame_done()
+
+    def _frame_done(self) -> None:
+        assert self._header is not None and self._rest_parsed is not None
+        key, shape = self._rest_parsed
+        value = self._payload
+        if self._header.dtype == np.dtype(object):
+            value = strings_from_payload(key, shape, value)
+        step_id = self._header.step_id
+        self._header = self._rest_parsed = self._payload = None
+        self._next_frame()
+        self._wire.mailbox.deliver(step_id, key, value)
+
+    def _next_frame(self) -> None:
+        self._stage = "header"
+        self._need(HEADER.size)
+
+    def _fail(self, exc: DataLossError) -> None:
+        logger.error(
+            "tensor wire of %s: dropping the connection from %s: %s", self._wire.task, self._peer, exc
+        )
+        if self._peer is not None:
+            self._wire.mailbox.peer_down(self._peer, f"it sent a corrupt tensor frame ({exc.message})")
+            self._peer = None  # already reported: connection_lost adds nothing
+        if self._transport is not None:
+            self._transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._wire._receivers.discard(self)
+        if self._peer is not None and not self._wire.closing:
+            why = f"its connection dropped ({exc})" if exc else "it closed its connection"
+            self._wire.mailbox.peer_down(self._peer, why)
+
+
+class _Sender(asyncio.Protocol):
+    """One outgoing connection; writes wait while the socket's buffer is full."""
+
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.transport: asyncio.Transport | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.lost: Exception | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def data_received(self, data: bytes) -> None:  # the receiving side never writes back
+        pass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc or ConnectionResetError("connection closed")
+        self._writable.set()
+
+    async def write(self, buffers: list[Any]) -> None:
+        if self.lost is not None or self.transport is None or self.transport.is_closing():
+            raise UnavailableError(
+                None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"
+            )
+        for b in buffers:
+            if len(b):
+                self.transport.write(b)
+        await self._writable.wait()
+        if self.lost is not None:
+            raise UnavailableError(
+                None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"
+            )
+
+
+class TcpWire(TensorWire):
+    """``await TcpWire.start("/job:ps/task:0")``; ``wire.address`` is what peers connect to."""
+
+    def __init__(self, task: str, max_payload: int = DEFAULT_MAX_PAYLOAD) -> None:
+        super().__init__(task)
+        self.max_payload = max_payload
+        self.closing = False
+        self._server: asyncio.Server | None = None
+        self._receivers: set[_Receiver] = set()
+        self._peers: dict[str, tuple[str, int]] = {}
+        self._senders: dict[str, _Sender] = {}
+        self._connecting: dict[str, asyncio.Future[_Sender]] = {}
+        self.address: tuple[str, int] = ("", 0)
+
+    @classmethod
+    async def start(
+        cls, task: str, host: str = "127.0.0.1", port: int = 0, max_payload: int = DEFAULT_MAX_PAYLOAD
+    ) -> TcpWire:
+        wire = cls(task, max_payload)
+        loop = asyncio.get_running_loop()
+        wire._server = await loop.create_server(lambda: _Receiver(wire), host, port)
+        sock = wire._server.sockets[0].getsockname()
+        wire.address = (sock[0], sock[1])
+        return wire
+
+    def add_peer(self, peer: str, address: tuple[str, int] | str) -> None:
+        """Where task ``peer`` listens (``(host, port)`` or ``"host:port"``)."""
+        if isinstance(address, str):
+            host, _, port = address.rpartition(":")
+            address = (host, int(port))
+        self._peers[task_name(peer)] = address
+
+    async def _sender(self, peer: str) -> _Sender:
+        sender = self._senders.get(peer)
+        if sender is not None and sender.lost is None:
+            return sender
+        pending = self._connecting.get(peer)
+        if pending is None:
+            pending = self._connecting[peer] = asyncio.ensure_future(self._connect(peer))
+        try:
+            return await asyncio.shield(pending)
+        finally:
+            if pending.done():
+                self._connecting.pop(peer, None)
+
+    async def _connect(self, peer: str) -> _Sender:
+        address = self._peers.get(peer)
+        if address is None:
+            raise UnavailableError(
+                None, None, f"task {peer} is not a known peer of {self.task}; add_peer() it first"
+            )
+        loop = asyncio.get_running_loop()
+        try:
+            _, sender = await loop.create_connection(lambda: _Sender(peer), *address)
+        except OSError as exc:
+            raise UnavailableError(
+                None, None, f"task {peer} is unavailable at {address[0]}:{address[1]}: {exc}"
+            ) from exc
+        name = self.task.encode()
+        await sender.write([HELLO.pack(HELLO_MAGIC, len(name)) + name])
+        self._senders[peer] = sender
+        return sender
+
+    async def send(self, peer: str, key: str, step_id: int, value: np.ndarray) -> None:
+        peer = task_name(peer)
+        buffers = encode_frame(key, step_id, value)
+        sender = await self._sender(peer)
+        await sender.write(buffers)
+
+    async def close(self) -> None:
+        self.closing = True
+        for sender in self._senders.values():
+            if sender.transport is not None:
+                sender.transport.close()
+        self._senders.clear()
+        for receiver in list(self._receivers):
+            if receiver._transport is not None:
+                receiver._transport.close()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        for task in {task_name(t) for t in self._peers}:
+            self.mailbox.peer_down(task, f"the wire of {self.task} is closed")
