@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 HELLO = struct.Struct("<4sH")
 HELLO_MAGIC = b"ACTH"
 MAX_TASK_NAME = 1024
+WRITE_SLICE = 1 << 20
 
 
 class _Receiver(asyncio.BufferedProtocol):
@@ -137,7 +138,9 @@ class _Receiver(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._wire._receivers.discard(self)
-        if self._peer is not None and not self._wire.closing:
+        # A peer that has already reconnected (its new hello may beat this notice) is not down.
+        live = any(r._peer == self._peer for r in self._wire._receivers)
+        if self._peer is not None and not self._wire.closing and not live:
             why = f"its connection dropped ({exc})" if exc else "it closed its connection"
             self._wire.mailbox.peer_down(self._peer, why)
 
@@ -150,10 +153,15 @@ class _Sender(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self._writable = asyncio.Event()
         self._writable.set()
+        self._lock = asyncio.Lock()
         self.lost: Exception | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
+        # Paused whenever anything is left unsent, resumed when all is: a send returns only once
+        # the socket holds its bytes, so the caller may reuse the array (uvloop queues the
+        # caller's buffer itself rather than a copy).
+        self.transport.set_write_buffer_limits(high=0)
 
     def pause_writing(self) -> None:
         self._writable.clear()
@@ -169,14 +177,32 @@ class _Sender(asyncio.Protocol):
         self._writable.set()
 
     async def write(self, buffers: list[Any]) -> None:
+        async with self._lock:  # one frame at a time: a frame's slices must not interleave
+            await self._write(buffers)
+
+    async def _write(self, buffers: list[Any]) -> None:
         if self.lost is not None or self.transport is None or self.transport.is_closing():
             raise UnavailableError(
                 None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"
             )
-        for b in buffers:
-            if len(b):
-                self.transport.write(b)
-        await self._writable.wait()
+        transport = self.transport
+        try:
+            for b in buffers:
+                # In slices, waiting while the socket is full: what the socket takes at once is
+                # sent from the array itself, and the transport copies at most one slice's
+                # remainder (handed 64 MiB, it copies ~all of it, then shifts it on every send).
+                view = memoryview(b).cast("B")
+                for start in range(0, len(view), WRITE_SLICE):
+                    transport.write(view[start : start + WRITE_SLICE])
+                    await self._writable.wait()
+                    if self.lost is not None:
+                        break
+            await self._writable.wait()
+        except asyncio.CancelledError:
+            # Half a frame is on the wire: nothing after it could be parsed. Drop the connection
+            # (the next send opens a new one) and let the cancellation through.
+            transport.abort()
+            raise
         if self.lost is not None:
             raise UnavailableError(
                 None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"

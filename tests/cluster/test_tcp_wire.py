@@ -176,3 +176,49 @@ async def test_peer_sending_corrupt_frames_is_cut_off(corrupt: str) -> None:
     finally:
         sock.close()
         await ps.close()
+
+
+async def _reuse_after_send() -> None:
+    ps, worker = await _pair()
+    try:
+        key = _key(WORKER, PS, "reused:0")
+        buf = np.arange(4 << 20, dtype=np.float32)  # 16 MiB: more than a socket takes at once
+        want = buf.copy()
+        receive = asyncio.ensure_future(ps.recv(key, 0))
+        await worker.send(PS, key, 0, buf)
+        buf[:] = -1  # the sender's array is free to change once send returns
+        np.testing.assert_array_equal(await receive, want)
+    finally:
+        await worker.close()
+        await ps.close()
+
+
+async def test_array_may_be_reused_once_send_returns() -> None:
+    await _reuse_after_send()
+
+
+def test_array_may_be_reused_once_send_returns_under_uvloop() -> None:
+    uvloop = pytest.importorskip("uvloop")
+    uvloop.run(_reuse_after_send())
+
+
+async def test_a_send_cancelled_mid_frame_leaves_later_sends_whole() -> None:
+    ps, worker = await _pair()
+    try:
+        key = _key(WORKER, PS, "c:0")
+        cut = asyncio.ensure_future(worker.send(PS, key, 0, np.zeros(16 << 20)))  # 128 MiB
+        await asyncio.sleep(0.01)
+        cut.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cut
+        # The receiver saw the connection drop; the next send reconnects and arrives whole.
+        for step in range(1, 50):
+            try:
+                await worker.send(PS, key, step, np.full(5, step))
+                break
+            except UnavailableError:
+                await asyncio.sleep(0.05)
+        np.testing.assert_array_equal(await asyncio.wait_for(ps.recv(key, step), 30), np.full(5, step))
+    finally:
+        await worker.close()
+        await ps.close()
