@@ -24,11 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.errors import DataLossError, UnavailableError
-
-from .channel import TensorWire, task_name
-from .ray_support import require_ray
-from .tensor_wire import (
+from antcolony.actors.tensor_wire import (
     DEFAULT_MAX_PAYLOAD,
     HEADER,
     encode_frame,
@@ -36,6 +32,10 @@ from .tensor_wire import (
     parse_rest,
     strings_from_payload,
 )
+from antcolony.actors.wire_mailbox import TensorWire, task_name
+from antcolony.errors import DataLossError, UnavailableError
+
+from .ray_support import require_ray
 
 __all__ = ["RayWire"]
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.actors.tcp_wire import TcpWire
+from antcolony.actors.wire_mailbox import TensorWire, task_name
 from antcolony.errors import InvalidArgumentError
 
-from .channel import TensorWire, task_name
 from .ray_wire import RayWire
-from .tcp_wire import TcpWire
 
 __all__ = ["TRANSPORTS", "WireHost"]
 

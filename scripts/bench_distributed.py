@@ -32,7 +32,7 @@ DEFAULT_SIZES = (1 << 10, 1 << 20, 64 << 20)
 
 
 def _key(src: str, dst: str, name: str) -> str:
-    from antcolony.cluster.tensor_wire import rendezvous_key
+    from antcolony.actors.tensor_wire import rendezvous_key
 
     return rendezvous_key(f"{src}/device:CPU:0", 1, f"{dst}/device:CPU:0", name)
 

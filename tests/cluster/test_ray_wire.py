@@ -9,16 +9,29 @@ from typing import Any
 import numpy as np
 import pytest
 
-from antcolony.cluster.tensor_wire import rendezvous_key
+from antcolony.actors.tensor_wire import rendezvous_key
 from antcolony.errors import UnavailableError
-
-from .test_tensor_wire import VALUES
 
 ray = pytest.importorskip("ray")
 
 pytestmark = pytest.mark.slow
 
 PS, WORKER = "/job:ps/task:0", "/job:worker/task:0"
+RNG = np.random.default_rng(7)
+# One of each kind (tests/actors/test_tensor_wire.py covers every dtype without Ray).
+VALUES = {
+    "float32": RNG.standard_normal((3, 4)).astype(np.float32),
+    "float16": RNG.standard_normal(7).astype(np.float16),
+    "int64": RNG.integers(-(2**62), 2**62, (2, 5), dtype=np.int64),
+    "uint8": RNG.integers(0, 255, (9,), dtype=np.uint8),
+    "complex128": RNG.standard_normal(3) + 1j * RNG.standard_normal(3),
+    "bool": RNG.random((3, 2)) > 0.5,
+    "scalar": np.float32(2.5),
+    "empty": np.zeros((0, 4), dtype=np.float32),
+    "strided": RNG.standard_normal((6, 8)).astype(np.float32)[::2, 1::3],
+    "strings": np.array([[b"alpha", b""], [b"\x00\xff", b"z"]], dtype=object),
+    "string_scalar": np.array(b"one", dtype=object),
+}
 
 
 def _key(src: str, dst: str, name: str) -> str:

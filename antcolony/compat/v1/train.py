@@ -28,6 +28,7 @@ from antcolony.actors.monitored_session import (
     SingularMonitoredSession,
 )
 from antcolony.actors.saver import Saver
+from antcolony.actors.server import Server, ServerDef
 from antcolony.actors.session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator
 from antcolony.actors.session_run_hook import (
     SecondOrStepTimer,
@@ -89,6 +90,8 @@ __all__ = [
     "Saver",
     "Scaffold",
     "SecondOrStepTimer",
+    "Server",
+    "ServerDef",
     "SessionRunArgs",
     "SessionRunContext",
     "SessionRunHook",

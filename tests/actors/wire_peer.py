@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from antcolony.cluster.tcp_wire import TcpWire
-from antcolony.cluster.tensor_wire import rendezvous_key
+from antcolony.actors.tcp_wire import TcpWire
+from antcolony.actors.tensor_wire import rendezvous_key
 
 
 async def main(task: str, peer: str, address: str) -> None:

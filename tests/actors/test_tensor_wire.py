@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from antcolony.cluster.tensor_wire import (
+from antcolony.actors.tensor_wire import (
     HEADER,
     decode_frame,
     encode_frame,

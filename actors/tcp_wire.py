@@ -19,7 +19,6 @@ import numpy as np
 
 from antcolony.errors import DataLossError, UnavailableError
 
-from .channel import TensorWire, task_name
 from .tensor_wire import (
     DEFAULT_MAX_PAYLOAD,
     HEADER,
@@ -29,6 +28,7 @@ from .tensor_wire import (
     parse_rest,
     strings_from_payload,
 )
+from .wire_mailbox import TensorWire, task_name
 
 __all__ = ["TcpWire"]
 

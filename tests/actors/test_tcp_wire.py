@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from antcolony.cluster.tcp_wire import HELLO, HELLO_MAGIC, TcpWire
-from antcolony.cluster.tensor_wire import HEADER, encode_frame, rendezvous_key
+from antcolony.actors.tcp_wire import HELLO, HELLO_MAGIC, TcpWire
+from antcolony.actors.tensor_wire import HEADER, encode_frame, rendezvous_key
 from antcolony.errors import UnavailableError
 
 from .test_tensor_wire import VALUES
