@@ -1,7 +1,8 @@
 """The tensor wire over direct TCP connections between task processes (asyncio, any loop).
 
 Each task listens on one port; to send, it connects to the peer's port once and introduces
-itself (``b"ACTH" | u16 length | task name``), then writes frames (tensor_wire.py). The receiving
+itself (``b"ACTH" | u16 length | task name``), then writes frames (tensor_wire.py) with
+``loop.sock_sendall`` straight from the array's memory, one frame at a time. The receiving
 side is a ``BufferedProtocol``: it asks the socket for exactly the bytes of the next field, so a
 numeric payload is read straight into the preallocated array that the receive returns, and a
 frame's claims are checked before that array exists. A dropped connection marks the peer down
@@ -11,7 +12,9 @@ in the mailbox (its waiting receives fail with UnavailableError naming it).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import socket
 import struct
 from typing import Any, cast
 
@@ -37,7 +40,6 @@ logger = logging.getLogger(__name__)
 HELLO = struct.Struct("<4sH")
 HELLO_MAGIC = b"ACTH"
 MAX_TASK_NAME = 1024
-WRITE_SLICE = 1 << 20
 
 
 class _Receiver(asyncio.BufferedProtocol):
@@ -145,68 +147,52 @@ class _Receiver(asyncio.BufferedProtocol):
             self._wire.mailbox.peer_down(self._peer, why)
 
 
-class _Sender(asyncio.Protocol):
-    """One outgoing connection; writes wait while the socket's buffer is full."""
+async def _resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> tuple[int, Any]:
+    """Family and socket address; a numeric address skips the resolver (a thread-pool call)."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return infos[0][0], infos[0][4]
+    return (socket.AF_INET6, (host, port)) if ip.version == 6 else (socket.AF_INET, (host, port))
 
-    def __init__(self, peer: str) -> None:
+
+class _Sender:
+    """One outgoing connection: a non-blocking socket written with ``loop.sock_sendall``, which
+    sends from the caller's buffers as the socket drains (no copy, and the buffer is done with
+    when the call returns, so the caller may reuse its array)."""
+
+    def __init__(self, peer: str, sock: socket.socket) -> None:
         self.peer = peer
-        self.transport: asyncio.Transport | None = None
-        self._writable = asyncio.Event()
-        self._writable.set()
+        self.sock = sock
         self._lock = asyncio.Lock()
-        self.lost: Exception | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-        # Paused whenever anything is left unsent, resumed when all is: a send returns only once
-        # the socket holds its bytes, so the caller may reuse the array (uvloop queues the
-        # caller's buffer itself rather than a copy).
-        self.transport.set_write_buffer_limits(high=0)
-
-    def pause_writing(self) -> None:
-        self._writable.clear()
-
-    def resume_writing(self) -> None:
-        self._writable.set()
-
-    def data_received(self, data: bytes) -> None:  # the receiving side never writes back
-        pass
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = exc or ConnectionResetError("connection closed")
-        self._writable.set()
+        self.lost: BaseException | None = None
 
     async def write(self, buffers: list[Any]) -> None:
-        async with self._lock:  # one frame at a time: a frame's slices must not interleave
-            await self._write(buffers)
+        async with self._lock:  # one frame at a time: frames must not interleave
+            if self.lost is not None:
+                raise self._unavailable()
+            loop = asyncio.get_running_loop()
+            try:
+                for b in buffers:
+                    if len(b):
+                        await loop.sock_sendall(self.sock, b)
+            except asyncio.CancelledError:
+                # Half a frame may be on the wire: nothing after it could be parsed. Drop the
+                # connection (the next send opens a new one) and let the cancellation through.
+                self.close(ConnectionAbortedError("a send was cancelled mid-frame"))
+                raise
+            except OSError as exc:
+                self.close(exc)
+                raise self._unavailable() from exc
 
-    async def _write(self, buffers: list[Any]) -> None:
-        if self.lost is not None or self.transport is None or self.transport.is_closing():
-            raise UnavailableError(
-                None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"
-            )
-        transport = self.transport
-        try:
-            for b in buffers:
-                # In slices, waiting while the socket is full: what the socket takes at once is
-                # sent from the array itself, and the transport copies at most one slice's
-                # remainder (handed 64 MiB, it copies ~all of it, then shifts it on every send).
-                view = memoryview(b).cast("B")
-                for start in range(0, len(view), WRITE_SLICE):
-                    transport.write(view[start : start + WRITE_SLICE])
-                    await self._writable.wait()
-                    if self.lost is not None:
-                        break
-            await self._writable.wait()
-        except asyncio.CancelledError:
-            # Half a frame is on the wire: nothing after it could be parsed. Drop the connection
-            # (the next send opens a new one) and let the cancellation through.
-            transport.abort()
-            raise
-        if self.lost is not None:
-            raise UnavailableError(
-                None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})"
-            )
+    def _unavailable(self) -> UnavailableError:
+        return UnavailableError(None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})")
+
+    def close(self, why: BaseException | None = None) -> None:
+        if self.lost is None:
+            self.lost = why or ConnectionAbortedError("closed")
+        self.sock.close()
 
 
 class TcpWire(TensorWire):
@@ -262,11 +248,20 @@ class TcpWire(TensorWire):
             )
         loop = asyncio.get_running_loop()
         try:
-            _, sender = await loop.create_connection(lambda: _Sender(peer), *address)
+            family, sockaddr = await _resolve(loop, *address)
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                await loop.sock_connect(sock, sockaddr)
+            except BaseException:
+                sock.close()
+                raise
         except OSError as exc:
             raise UnavailableError(
                 None, None, f"task {peer} is unavailable at {address[0]}:{address[1]}: {exc}"
             ) from exc
+        sender = _Sender(peer, sock)
         name = self.task.encode()
         await sender.write([HELLO.pack(HELLO_MAGIC, len(name)) + name])
         self._senders[peer] = sender
@@ -281,8 +276,7 @@ class TcpWire(TensorWire):
     async def close(self) -> None:
         self.closing = True
         for sender in self._senders.values():
-            if sender.transport is not None:
-                sender.transport.close()
+            sender.close()
         self._senders.clear()
         for receiver in list(self._receivers):
             if receiver._transport is not None:
