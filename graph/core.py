@@ -13,7 +13,8 @@ import numpy as np
 from antcolony.errors import GraphError
 
 from . import shapes as S
-from .device_spec import canonical_device, merge_device_names
+from .device_scope import DeviceEntry, device_string, place_new_op
+from .device_spec import canonical_device
 from .registry import OpDef, get_op_def
 from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
@@ -183,7 +184,7 @@ class Graph:
         self._name_stack = ""
         # Innermost last. None: a reset (``device(None)``); a string: a canonical partial name merged
         # under what inner scopes set; a callable: a device function given the new op (TF1's stack).
-        self._device_stack: list[str | Callable[[Operation], Any] | None] = []
+        self._device_stack: list[DeviceEntry] = []
         self._state_device: list[str] = []
         self._control_stack: list[list[Operation] | None] = []
         self._collections: dict[str, list[Any]] = {}
@@ -319,11 +320,11 @@ class Graph:
         (``tf.train.replica_device_setter``) is given each new op, with the device inner scopes
         set on it, and returns its device; None resets (ops ignore the enclosing scopes); ''
         changes nothing."""
-        entry: str | Callable[[Operation], Any] | None
+        entry: DeviceEntry
         if device_name is None or callable(device_name):
             entry = device_name
         else:
-            entry = canonical_device(_device_string(device_name))
+            entry = canonical_device(device_string(device_name))
         self._device_stack.append(entry)
         try:
             yield
@@ -418,25 +419,7 @@ class Graph:
         return op
 
     def _apply_device_stack(self, op: Operation) -> None:
-        """Set ``op.device`` from the device scopes, innermost first, stopping at a reset.
-
-        An op taking variable references (Assign*, Apply*, reads) is colocated with them instead,
-        as TF1 does whatever the scopes say: the device of its last reference input that has one
-        (so an update built in a worker's scope runs on the ps task holding the variable)."""
-        if op.op_def.ref_inputs:
-            refs = [op.inputs[i] for i in op.op_def.ref_inputs if i < len(op.inputs)]
-            if refs:
-                op.device = next((t.op.device for t in reversed(refs) if t.op.device), "")
-                return
-        for entry in reversed(self._device_stack):
-            if entry is None:
-                break
-            if isinstance(entry, str):
-                op.device = merge_device_names(op.device, entry)
-            else:
-                op.device = canonical_device(_device_string(entry(op)))
-        if self._state_device and self._state_device[-1]:
-            op.device = self._state_device[-1]
+        place_new_op(op, self._device_stack, self._state_device[-1] if self._state_device else "")
 
     def read_of(self, ref: Tensor) -> Tensor:
         """A new read of the variable whose reference ``ref`` is (a ``VariableV2`` output), in the
@@ -517,15 +500,3 @@ def control_dependencies(control_inputs: Sequence[Any] | None) -> contextlib.Abs
 
 def set_random_seed(seed: int) -> None:
     get_default_graph().seed = int(seed)
-
-
-def _device_string(device: Any) -> str:
-    """A device name from a string, None, or a spec object with ``to_string()`` (TF's DeviceSpec)."""
-    if device is None:
-        return ""
-    if isinstance(device, str):
-        return device
-    to_string = getattr(device, "to_string", None)
-    if callable(to_string):
-        return str(to_string())
-    raise GraphError(f"a device must be a name such as '/job:ps/task:0', got {device!r}")
