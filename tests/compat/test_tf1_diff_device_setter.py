@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from .tf1_diff import acv1, park_tf_objects, tf1  # noqa: F401 - the fixture applies by import
@@ -205,3 +206,29 @@ def test_cluster_spec_lookups_fail_as_tf1() -> None:
             spec.num_tasks("worker")
         with pytest.raises(ValueError, match="No task with index 4 in job 'ps'"):
             spec.task_address("ps", 4)
+
+
+def test_a_replicated_graph_trains_in_one_process_as_the_plain_graph() -> None:
+    """The ps and worker jobs do not exist in a single process: the session places their ops on
+    its own devices, and training gives the numbers of the same graph built without the setter."""
+    rng = np.random.default_rng(3)
+    xs = rng.standard_normal((16, 4)).astype(np.float32)
+    ys = rng.integers(0, 3, 16).astype(np.int32)
+
+    def losses(device_fn: Any) -> list[float]:
+        g = acv1.Graph()
+        with g.as_default(), acv1.device(device_fn):
+            x = acv1.placeholder(acv1.float32, [None, 4])
+            y = acv1.placeholder(acv1.int32, [None])
+            w = acv1.Variable(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), name="w")
+            b = acv1.Variable(np.zeros(3, np.float32), name="b")
+            logits = acv1.matmul(x, w) + b
+            loss = acv1.reduce_mean(acv1.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            train = acv1.train.AdamOptimizer(0.1).minimize(loss)
+            with acv1.Session(graph=g) as sess:
+                sess.run(acv1.global_variables_initializer())
+                return [float(sess.run([loss, train], {x: xs, y: ys})[0]) for _ in range(3)]
+
+    replicated = losses(acv1.train.replica_device_setter(ps_tasks=2))
+    plain = losses(None)
+    assert replicated == plain and replicated[2] < replicated[0]
