@@ -215,9 +215,21 @@ class TcpWire(TensorWire):
     ) -> TcpWire:
         wire = cls(task, max_payload)
         loop = asyncio.get_running_loop()
-        wire._server = await loop.create_server(lambda: _Receiver(wire), host, port)
-        sock = wire._server.sockets[0].getsockname()
-        wire.address = (sock[0], sock[1])
+        # One socket, on the first address the host resolves to, as a peer connecting to the
+        # same host:port reaches first ('localhost' may also name ::1, and with port 0 each
+        # address would get a port of its own).
+        family, sockaddr = await _resolve(loop, host, port)
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(sockaddr)
+            sock.setblocking(False)
+            wire._server = await loop.create_server(lambda: _Receiver(wire), sock=sock)
+        except BaseException:
+            sock.close()
+            raise
+        bound = sock.getsockname()
+        wire.address = (bound[0], bound[1])
         return wire
 
     def add_peer(self, peer: str, address: tuple[str, int] | str) -> None:
