@@ -20,9 +20,11 @@ from antcolony.graph.train import (
     AdadeltaOptimizer,
     AdagradOptimizer,
     AdamOptimizer,
+    ClusterSpec,
     ExponentialMovingAverage,
     FtrlOptimizer,
     GradientDescentOptimizer,
+    GreedyLoadBalancingStrategy,
     MomentumOptimizer,
     Optimizer,
     RMSPropOptimizer,
@@ -35,19 +37,24 @@ from antcolony.graph.train import (
     natural_exp_decay,
     piecewise_constant,
     polynomial_decay,
+    replica_device_setter,
 )
+from antcolony.graph.train import byte_size_load_fn as byte_size_load_fn
 
 __all__ = [
     "AdadeltaOptimizer",
     "AdagradOptimizer",
     "AdamOptimizer",
+    "ClusterSpec",
     "ExponentialMovingAverage",
     "FtrlOptimizer",
     "GradientDescentOptimizer",
+    "GreedyLoadBalancingStrategy",
     "MomentumOptimizer",
     "Optimizer",
     "RMSPropOptimizer",
     "Saver",
+    "byte_size_load_fn",
     "checkpoint_exists",
     "cosine_decay",
     "create_global_step",
@@ -62,4 +69,5 @@ __all__ = [
     "natural_exp_decay",
     "piecewise_constant",
     "polynomial_decay",
+    "replica_device_setter",
 ]

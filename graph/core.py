@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,6 +13,7 @@ import numpy as np
 from antcolony.errors import GraphError
 
 from . import shapes as S
+from .device_scope import DeviceEntry, device_string, place_new_op
 from .device_spec import canonical_device
 from .registry import OpDef, get_op_def
 from .tensor_operators import TensorOperators
@@ -186,7 +187,10 @@ class Graph:
         self._fetch_reads: dict[Tensor, Tensor] = {}  # VariableV2 output -> the read its fetches run
         self._name_counts: dict[str, int] = {}
         self._name_stack = ""
-        self._device_stack: list[str] = []
+        # Innermost last. None: a reset (``device(None)``); a string: a canonical partial name merged
+        # under what inner scopes set; a callable: a device function given the new op (TF1's stack).
+        self._device_stack: list[DeviceEntry] = []
+        self._state_device: list[str] = []
         self._control_stack: list[list[Operation] | None] = []
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
@@ -315,12 +319,33 @@ class Graph:
             self._name_stack = old
 
     @contextlib.contextmanager
-    def device(self, device_name: str | None) -> Iterator[None]:
-        self._device_stack.append(canonical_device(device_name) if device_name else "")
+    def device(self, device_name: str | Callable[[Operation], Any] | None) -> Iterator[None]:
+        """Ops created inside get this device. Scopes nest as TF1's: an inner name's parts win and
+        outer names fill the rest ('/gpu:0' inside '/job:ps' is '/job:ps/device:GPU:0'); a callable
+        (``tf.train.replica_device_setter``) is given each new op, with the device inner scopes
+        set on it, and returns its device; None resets (ops ignore the enclosing scopes); ''
+        changes nothing."""
+        entry: DeviceEntry
+        if device_name is None or callable(device_name):
+            entry = device_name
+        else:
+            entry = canonical_device(device_string(device_name))
+        self._device_stack.append(entry)
         try:
             yield
         finally:
             self._device_stack.pop()
+
+    @contextlib.contextmanager
+    def state_colocated_with(self, device: str) -> Iterator[None]:
+        """Ops created inside go through the device scopes as usual (device functions see them, a
+        ps strategy takes its turn), then get ``device`` when it is not '': TF1's optimizer slots,
+        made in an ``init_scope`` under ``colocate_with(primary)``."""
+        self._state_device.append(device)
+        try:
+            yield
+        finally:
+            self._state_device.pop()
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
@@ -373,7 +398,6 @@ class Graph:
                 raise GraphError(f"input {t.name} to a new {op_type} op belongs to another graph")
         inputs = [self._dereferenced(t, op_type, i, op_def) for i, t in enumerate(inputs)]
         full = self._op_name(name or op_type)
-        device = self._device_stack[-1] if self._device_stack else ""
         ctrl = list(control_inputs)
         input_ops = {t.op for t in inputs}
         for c in self._current_control_inputs():
@@ -387,16 +411,20 @@ class Graph:
         attrs = dict(attrs or {})
         if op_type in self._gradient_override_map:
             attrs["_gradient_op_type"] = self._gradient_override_map[op_type]
-        op = Operation(self, op_def, full, inputs, ctrl, attrs, device)
+        op = Operation(self, op_def, full, inputs, ctrl, attrs, "")
         try:
             specs = op_def.shape_fn(op)
         except (ValueError, TypeError) as exc:
             raise GraphError(f"cannot build {op_type} op '{full}': {exc}") from None
         op.outputs = tuple(Tensor(op, i, np.dtype(dt), sh) for i, (dt, sh) in enumerate(specs))
+        self._apply_device_stack(op)  # device functions see the op whole, outputs included
         self._register(op)
         if ctx is not None:
             ctx.add_op(op)
         return op
+
+    def _apply_device_stack(self, op: Operation) -> None:
+        place_new_op(op, self._device_stack, self._state_device[-1] if self._state_device else "")
 
     def read_of(self, ref: Tensor) -> Tensor:
         """A new read of the variable whose reference ``ref`` is (a ``VariableV2`` output), in the
@@ -467,7 +495,7 @@ def name_scope(name: str | None) -> contextlib.AbstractContextManager[str]:
     return get_default_graph().name_scope(name)
 
 
-def device(device_name: str | None) -> contextlib.AbstractContextManager[None]:
+def device(device_name: str | Callable[[Operation], Any] | None) -> contextlib.AbstractContextManager[None]:
     return get_default_graph().device(device_name)
 
 

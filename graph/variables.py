@@ -50,7 +50,9 @@ class Variable(TensorOperators):
             with g.name_scope(None), g.control_dependencies(None):
                 self._variable_op = variable_op(shape, init_t.dtype, scope)
                 ref = self._variable_op.outputs[0]
-                with g.name_scope(base + "/"):
+                # Colocated with the variable, as TF1: its device, whatever device functions
+                # (replica_device_setter) would choose for these op types.
+                with g.name_scope(base + "/"), g.device(None), g.device(self._variable_op.device or None):
                     self._initializer_op = assign(ref, init_t, validate_shape, name="Assign").op
                     from .op_builder import make_op
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradOptimizer
 from .adam import AdamOptimizer
+from .cluster_spec import ClusterSpec
+from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
 from .ftrl import FtrlOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (
@@ -24,12 +26,15 @@ __all__ = [
     "AdadeltaOptimizer",
     "AdagradOptimizer",
     "AdamOptimizer",
+    "ClusterSpec",
     "ExponentialMovingAverage",
     "FtrlOptimizer",
     "GradientDescentOptimizer",
+    "GreedyLoadBalancingStrategy",
     "MomentumOptimizer",
     "Optimizer",
     "RMSPropOptimizer",
+    "byte_size_load_fn",
     "cosine_decay",
     "create_global_step",
     "exponential_decay",
@@ -39,4 +44,5 @@ __all__ = [
     "natural_exp_decay",
     "piecewise_constant",
     "polynomial_decay",
+    "replica_device_setter",
 ]

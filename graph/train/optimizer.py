@@ -242,7 +242,7 @@ def _make_state_variable(graph: Graph, init: Any, name: str, device: str) -> Var
         graph.as_default(),
         graph.name_scope(None),
         graph.control_dependencies(None),
-        graph.device(device or None),
+        graph.state_colocated_with(device),
     ):
         return Variable(init, trainable=False, name=name)
 

@@ -22,6 +22,7 @@ from antcolony.actors.blocking.monitored_session import (
     MonitoredTrainingSession,
     SingularMonitoredSession,
 )
+from antcolony.actors.blocking.server import Server, ServerDef
 from antcolony.actors.blocking.session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator
 from antcolony.actors.blocking.session_run_hook import (
     SecondOrStepTimer,
@@ -49,6 +50,8 @@ __all__ = [
     "NanTensorHook",
     "Scaffold",
     "SecondOrStepTimer",
+    "Server",
+    "ServerDef",
     "SessionRunArgs",
     "SessionRunContext",
     "SessionRunHook",

@@ -1,0 +1,53 @@
+"""scripts/bench_distributed.py runs on its own local Ray with tiny sizes and prints one row per
+transport and size with its ratio to the plain Ray object round trip. Slow; skipped without Ray."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ray")
+
+pytestmark = pytest.mark.slow
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_bench_distributed_prints_every_transport_and_size() -> None:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench_distributed.py"),
+            "--sizes",
+            "1024,65536",
+            "--reps",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    rows = re.findall(
+        r"^\s*(\d+ KiB)\s+(ray object|wire tcp|wire objstore)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x$",
+        out.stdout,
+        re.M,
+    )
+    assert {(size, transport) for size, transport, *_ in rows} == {
+        (size, transport)
+        for size in ("1 KiB", "64 KiB")
+        for transport in ("ray object", "wire tcp", "wire objstore")
+    }, out.stdout
+    for size, transport, median, best, _, ratio in rows:
+        assert 0 < float(best) <= float(median), (size, transport)
+        if transport == "ray object":
+            assert float(ratio) == 1.0
