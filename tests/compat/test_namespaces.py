@@ -71,15 +71,22 @@ _RUNTIME_ERRORS = {
         "SessionClosedError",
     )
 }
+# TF1 had these in tf.contrib.training, which is gone; replica_device_setter takes the strategy.
+_PS_STRATEGY = {
+    "GreedyLoadBalancingStrategy": "tf.contrib.training's ps strategy for replica_device_setter",
+    "byte_size_load_fn": "tf.contrib.training's load function of GreedyLoadBalancingStrategy",
+}
 EXTRAS: dict[str, dict[str, dict[str, str]]] = {
     "ac": {
         "": {**_TOP_EXTRAS, "run": "runs a coroutine under uvloop (ac.run(main()))"},
         "errors": _RUNTIME_ERRORS,
         "initializers": {"get": "an initializer by name, as Keras' initializers.get (layers take names)"},
+        "train": _PS_STRATEGY,
     },
     "tf": {
         "": _TOP_EXTRAS,
         "initializers": {"get": "an initializer by name, as Keras' initializers.get (layers take names)"},
+        "train": _PS_STRATEGY,
     },
 }
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import antcolony.compat.v1 as tf
-from antcolony.actors.background_loop import background_loop
+from antcolony.actors.blocking.background_loop import background_loop
 from antcolony.actors.tensor_wire import rendezvous_key
 
 
