@@ -4,12 +4,15 @@ A simulated GPU runs its kernels on the host's CPU, so two jobs "sharing a GPU" 
 machine's cores. This probe runs the demo's two jobs (``share_gpu_job.py``, the guaranteed one
 with ``--host-ms`` of host time per step) as plain processes, no Ray, and holds the opportunistic
 one at fixed perfControl levels (its config file, rewritten between phases), absent first. Per
-phase it prints, for each job: steps/s, the wall time of a training step (its status file's mean
-for the training graph), the CPU seconds its process used per step and per second (``/proc``),
+phase it prints, for each job: steps/s, the wall time of a training step (median and p95 of its
+status file's step time read every 0.25 s, as its coordinator reads it), the CPU seconds its process used per step and per second (``/proc``),
 its GPU busy fraction from its own traces; and the machine's CPU use by everything else (all
 cores' busy time less the two jobs'), the load the probe does not control.
 
-    python scripts/cluster_cpu_probe.py [--phase-s 8] [--levels 0,10,20,50,100]
+``--opp-nice 19`` starts the opportunistic job at the niceness a cluster gives it
+(cluster/cpu_priority.py); the default, 0, shows what perfControl alone does.
+
+    python scripts/cluster_cpu_probe.py [--phase-s 8] [--levels 0,10,20,50,100] [--opp-nice 19]
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from antcolony.cluster.policy import step_time_us
 
 JOB = str(Path(__file__).resolve().with_name("share_gpu_job.py"))
 TICK = os.sysconf("SC_CLK_TCK")
@@ -55,15 +60,14 @@ def write_config(path: Path, perf: int) -> None:
     os.replace(tmp, path)
 
 
-def train_ms(status: Path) -> float | None:
-    """The training graph's mean step time in the status file (the largest of its repeating
-    graphs: the init graph ran once, first, and is the smallest id)."""
+def train_ms(status: Path, first_seen: dict[str, float]) -> float | None:
+    """The job's step time as its coordinator judges it (policy.step_time_us), in ms."""
     try:
-        durations = json.loads(status.read_text()).get("Durations") or {}
+        body = json.loads(status.read_text())
     except (OSError, ValueError):
         return None
-    values = [v for _, v in sorted(durations.items())[1:] if isinstance(v, (int, float))]
-    return max(values) / 1000 if values else None
+    us = step_time_us(body, first_seen)
+    return us / 1000 if us else None
 
 
 def progress(path: Path) -> dict[str, float]:
@@ -80,6 +84,7 @@ class Job:
         self.status = workdir / f"{name}.status.json"
         self.progress = workdir / f"{name}.progress.json"
         self.stop = workdir / f"{name}.stop"
+        self.graphs: dict[str, float] = {}  # its graphs' first means (step_time_us)
         write_config(self.config, 100)
         env = {
             **os.environ,
@@ -127,7 +132,7 @@ def phase(jobs: list[Job], seconds: float, label: str) -> None:
     while time.time() < t0 + seconds:
         time.sleep(0.25)
         for j in jobs:
-            ms = train_ms(j.status)
+            ms = train_ms(j.status, j.graphs)
             if ms is not None:
                 seen[j.name].append(ms)
     b = [j.look() for j in jobs]
