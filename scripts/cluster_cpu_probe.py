@@ -101,6 +101,12 @@ class Job:
             preexec_fn=(lambda: os.nice(nice)) if nice else None,
         )
 
+    def wait_stepping(self, timeout: float = 60.0) -> None:
+        """Until it has made a few steps (a process starts in seconds on a busy machine)."""
+        deadline = time.time() + timeout
+        while progress(self.progress).get("steps", 0) < 10 and time.time() < deadline:
+            time.sleep(0.25)
+
     def look(self) -> dict[str, float]:
         return {"cpu": cpu_s(self.proc.pid), **progress(self.progress)}
 
@@ -164,11 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         guar = Job("guar", workdir, ["--host-ms", str(args.host_ms)])
         jobs.append(guar)
-        time.sleep(3)
+        guar.wait_stepping()
         phase(jobs, args.phase_s, "guar alone")
         opp = Job("opp", workdir, [], args.opp_nice)
         jobs.append(opp)
-        time.sleep(3)
+        opp.wait_stepping()
         for level in (int(x) for x in args.levels.split(",")):
             write_config(opp.config, level)
             phase(jobs, args.phase_s, f"opp at perfControl {level}")
