@@ -26,6 +26,7 @@ from typing import Any
 
 from antcolony.config.atomic_file import write_file_atomic
 
+from .cpu_priority import GUARANTEED_NICE, set_cpu_priority
 from .policy import Decision, JobView, PolicySettings, PolicyState, decide, step_time_us
 from .ray_support import (
     REAL_GPU_PREFIX,
@@ -91,6 +92,8 @@ class Coordinator:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._rebuild()
+        # Its polls pace the guaranteed jobs' neighbours: not at Ray's background niceness.
+        set_cpu_priority(GUARANTEED_NICE)
         threading.Thread(target=self._poll, name="antcolony-coordinator-poll", daemon=True).start()
 
     # --- files -------------------------------------------------------------------------------

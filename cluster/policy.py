@@ -23,7 +23,11 @@ Rules, per GPU:
   it also falls back to host memory, they are shrunk (memory halved).
 - The baseline is re-learnt from every sample taken while its GPU's opportunistic jobs are
   suspended (after ``settle_polls``): the median of the last ``solo_samples`` such. A slowdown
-  that stays while they are suspended was not theirs: the baseline follows it and they resume.
+  that stays while they are suspended was not theirs: once ``exonerate_samples`` samples of a
+  pause have a median past ``1 + degrade_threshold`` times the baseline before it (and a margin
+  of the median's own noise), the baseline is that median (the machine is slower now), and a job
+  backed off into the pause resumes at the level it was blamed at, its ceiling lifted: on a
+  shared machine a back-off is an experiment, and a pause that does not help proves it wrong.
 - After ``calm_polls`` judgments with the CUSUM near zero (hysteresis: evidence short of a
   back-off holds the level), each opportunistic job is raised by ``perf_step`` (a suspended one
   resumed at ``min_perf``), never to its ceiling; a ceiling is forgotten after ``ceiling_polls``
@@ -70,6 +74,7 @@ class PolicySettings:
     settle_polls: int = 3
     ceiling_polls: int = 20
     solo_samples: int = 30
+    exonerate_samples: int = 6
 
 
 @dataclass(frozen=True)
@@ -101,9 +106,12 @@ class JobState:
     cusum: float = 0.0  # guaranteed: evidence of a slowdown since the last back-off (see _guaranteed)
     solo: tuple[float, ...] = ()  # guaranteed: samples taken with its GPU's opportunistic jobs idle
     idle: int = 0  # guaranteed: polls running with its GPU's opportunistic jobs idle
+    pause: tuple[float, ...] = ()  # guaranteed: samples alone since its GPU's jobs were suspended
+    pause_base: float = 0.0  # guaranteed: its baseline when that pause began
     calm: int = 0
     ceiling: int = 101
     ceiling_age: int = 0  # calm judgments since the ceiling was set
+    blamed: int = 0  # opportunistic: the level its running back-offs started from (0: none)
     fallbacks: int = 0
     hold: int = 0
     waited: int = 0
@@ -135,6 +143,7 @@ class _Verdicts:
     unjudged: list[str] = field(default_factory=list)  # gave no steady step time in time
     degraded: list[str] = field(default_factory=list)  # shown slowed past the threshold (reasons)
     memory_short: list[str] = field(default_factory=list)
+    exonerated: list[str] = field(default_factory=list)  # stayed slow alone: not the others' doing
     calm: int = 0  # fresh judgments within the raise threshold
     unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
 
@@ -193,19 +202,36 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
     """Learn or judge the guaranteed job ``j`` from its newest sample; record the verdict in ``v``.
     ``alone``: its GPU's opportunistic jobs were suspended (or absent) at the last poll."""
     fresh = j.step_us is not None and j.status_seq != st.seen_seq
-    st = replace(st, idle=st.idle + 1 if alone else 0)
+    st = replace(st, idle=st.idle + 1 if alone else 0, pause=st.pause if alone else ())
     if fresh:
         st = replace(st, seen_seq=j.status_seq)
         if st.baseline_us is not None and st.idle > s.settle_polls:
             # A sample of it alone (the means in status files lag a change by some samples): the
             # baseline is the median of all such, so it firms up with every pause, up or down.
             assert j.step_us is not None
+            # judged against the baseline before the pause: its samples move it meanwhile
+            before = st.pause_base if st.pause else st.baseline_us
+            spread = _spread(st.solo, s)
             solo = (*st.solo, float(j.step_us))[-s.solo_samples :]
+            pause = (*st.pause, float(j.step_us))
             st = replace(
                 st,
                 solo=solo,
+                pause=pause,
+                pause_base=before,
                 baseline_us=_median(solo) if len(solo) >= s.baseline_samples else st.baseline_us,
             )
+            slow = _median(pause)
+            # past the threshold by a margin of the median's own noise: a noisy pause alone must
+            # not move the baseline up (each false move lets the others slow the job more)
+            margin = math.exp(spread / math.sqrt(len(pause)))
+            if len(pause) == s.exonerate_samples and slow > before * (1 + s.degrade_threshold) * margin:
+                v.exonerated.append(
+                    f"guaranteed job {j.job_id} stayed slow with its GPU's opportunistic jobs suspended "
+                    f"(median of {len(pause)} samples {_ms(slow)}, baseline {_ms(before)}): "
+                    "not their doing, its baseline is now that"
+                )
+                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0)
     if st.baseline_us is None:
         if fresh and st.warmed < s.warmup_samples:
             st = replace(st, warmed=st.warmed + 1)
@@ -339,6 +365,11 @@ def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[Jo
         if perf > st.perf:
             st = replace(st, perf=perf, calm=0, hold=s.settle_polls)
             return st, f"resumed at {perf}: " + "; ".join(v.learnt)
+    if v.exonerated and st.perf == 0 and st.blamed:
+        # Backed off for a slowdown its pause did not cure: back to the level it was blamed at.
+        perf = min(j.asked_perf, max(st.blamed, s.min_perf))
+        st = replace(st, perf=perf, ceiling=101, ceiling_age=0, calm=0, hold=s.settle_polls, blamed=0)
+        return st, f"resumed at {perf}, its ceiling lifted: " + "; ".join(v.exonerated)
     judged = bool(v.degraded or v.memory_short or v.calm or v.unsettled)
     if st.hold > 0 and judged:
         # A change shows in the guaranteed job's step-time means only some samples later.
@@ -355,7 +386,10 @@ def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[Jo
         if not what:  # already suspended: it did not cause this, nothing left to take
             return replace(st, calm=0), ""
         ceiling = min(st.ceiling, st.perf) if v.degraded else st.ceiling  # the level that hurt
-        st = replace(st, perf=perf, mem=mem, calm=0, ceiling=ceiling, ceiling_age=0, hold=s.settle_polls)
+        blamed = max(st.blamed, st.perf) if v.degraded else st.blamed
+        st = replace(
+            st, perf=perf, mem=mem, calm=0, ceiling=ceiling, ceiling_age=0, hold=s.settle_polls, blamed=blamed
+        )
         return st, ", ".join(what) + ": " + "; ".join(v.degraded + v.memory_short)
     if v.unsettled or not (v.calm or v.unjudged):
         return st, ""  # between the thresholds (hysteresis), or nothing new: keep the level
@@ -382,4 +416,4 @@ def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[Jo
     )
     if forgot:
         why += f"; the ceiling it had is forgotten after {age} calm judgments"
-    return replace(st, perf=perf, calm=0, hold=s.settle_polls), f"{verb} {perf}: {why}"
+    return replace(st, perf=perf, calm=0, hold=s.settle_polls, blamed=0), f"{verb} {perf}: {why}"

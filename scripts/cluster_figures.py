@@ -26,6 +26,11 @@ DEGRADED = 1.25  # a guaranteed job's step time within this many times its basel
 RECOVERY_S = 3.0
 OPP_SHARE_OF_IDLE = 0.5
 BUSY_RATIO = 1.5
+#: Below this many samples a p95 is the largest one (the 95th percentile of n samples is the
+#: ceil(0.95 n)-th smallest): a demo watches long enough after recovery to have more.
+P95_SAMPLES = 20
+#: A guaranteed job has recovered once this many samples in a row (half a second apart) are on target.
+RECOVERED_RUN = 3
 
 
 @dataclass
@@ -176,17 +181,28 @@ def figures(run: Run) -> list[str]:
                 j["perf"] == 0 for k, j in s.jobs.items() if j["gpu"] == gpu and j["priority"] != "guaranteed"
             )
         }
-        ok = [t for t, x in level if x <= DEGRADED]
+        # recovered: back within DEGRADED for RECOVERED_RUN samples in a row, not one lucky sample
+        # (seen: a job's first sample, 0.4x its baseline, then two of its warm-up at 2.9x and 2.2x)
+        ok = [
+            t
+            for n, (t, _) in enumerate(level)
+            if len(level[n : n + RECOVERED_RUN]) == RECOVERED_RUN
+            and all(x <= DEGRADED for _, x in level[n : n + RECOVERED_RUN])
+        ]
         if not ok:
-            out.append(f"guaranteed job {job_id}: never within {DEGRADED}x its baseline (MISSED)")
+            out.append(
+                f"guaranteed job {job_id}: never within {DEGRADED}x its baseline for {RECOVERED_RUN} samples "
+                "in a row (MISSED)"
+            )
             continue
         after = [x for t, x in level if t >= ok[0]]
         p50, p95 = statistics.median(after), _p95(after)
         out.append(
             f"guaranteed job {job_id}: baseline alone {bases[0]:.1f} ms learnt, {bases[-1]:.1f} ms last; recovered "
-            f"{ok[0] - registered:.1f} s after arriving on its GPU ({_mark(ok[0] - registered <= RECOVERY_S)}: "
+            f"{ok[0] - registered:.1f} s after arriving on its GPU, {RECOVERED_RUN} samples in a row within {DEGRADED}x ({_mark(ok[0] - registered <= RECOVERY_S)}: "
             f"<= {RECOVERY_S:.0f} s; submitted {registered - arrival:.1f} s before); "
-            f"step / baseline after: p50 {p50:.2f}, p95 {p95:.2f} ({_mark(p95 <= DEGRADED)}: p95 <= {DEGRADED})"
+            f"step / baseline after ({len(after)} samples{'' if len(after) >= P95_SAMPLES else ', too few for a p95: its max'}): "
+            f"p50 {p50:.2f}, p95 {p95:.2f} ({_mark(p95 <= DEGRADED)}: p95 <= {DEGRADED})"
         )
         alone_after = [x for t, x in level if t >= ok[0] and t in solo_times]
         if alone_after:

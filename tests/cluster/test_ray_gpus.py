@@ -5,6 +5,7 @@ and told their GPU as on CUDA nodes, run on a simulated GPU). Skipped without Ra
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,14 @@ def _listed() -> dict[str, tuple[str, dict[str, Any]]]:
     return {job["job_id"]: (n["node_id"], job) for n in client.cluster_status() for job in n.get("jobs", [])}
 
 
+def _nices(pid: int) -> set[int]:
+    """The niceness of every thread of process ``pid`` (field 19 of its threads' stat)."""
+    return {
+        int(stat.read_text().rsplit(")", 1)[1].split()[16])
+        for stat in Path(f"/proc/{pid}/task").glob("*/stat")
+    }
+
+
 def test_jobs_asking_a_real_gpu_get_a_share_of_num_gpus_and_the_gpu_ray_assigned(
     cluster: dict[str, Any], jobs: Jobs
 ) -> None:
@@ -57,5 +66,13 @@ def test_jobs_asking_a_real_gpu_get_a_share_of_num_gpus_and_the_gpu_ray_assigned
     assert (ra["gpu_memory"], ro["priority"]) == (96 * MiB, "opportunistic")
     # the coordinator governs the GPU Ray chose: ro shares it with the guaranteed job there
     assert ro["config"]["maxDeviceMem"] == (GPU_MIB - 96) * MiB
+    if Path("/proc/self/task").is_dir():
+        # CPU priority follows GPU priority (Ray starts workers at niceness 15); raising one to 0
+        # needs root or RLIMIT_NICE, without which the guaranteed jobs keep Ray's
+        assert _nices(ro["pid"]) == {19}
+        if os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20:
+            assert _nices(ra["pid"]) == _nices(rb["pid"]) == {0}
+        else:
+            assert max(_nices(ra["pid"]) | _nices(rb["pid"])) < 19
     text = format_cluster(client.cluster_status())
     assert f"gpu_0 {GPU_MIB:.1f}M" in text and "  ra " in text and " gpu_0 " in text, text
