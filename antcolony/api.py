@@ -58,6 +58,7 @@ from antcolony.graph.initializers import (
     zeros_initializer,
 )
 from antcolony.graph.op_builder import convert_to_tensor
+from antcolony.graph.ops import image_namespace as image
 from antcolony.graph.ops import nn
 from antcolony.graph.ops import random_namespace as random
 from antcolony.graph.ops.array import (

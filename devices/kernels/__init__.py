@@ -11,6 +11,7 @@ from . import (  # noqa: F401  # noqa: F401
     data,
     depthwise,
     einsum,
+    image,
     lstm,
     masking,
     math,

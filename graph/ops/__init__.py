@@ -11,6 +11,7 @@ from . import (  # noqa: F401  # noqa: F401
     constant,
     control,
     einsum,
+    image_resize,
     logging_ops,
     lstm_ops,
     masking,

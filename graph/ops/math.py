@@ -261,7 +261,10 @@ def _square_grad(op: Operation, grad: Tensor) -> list:
 
 @register_gradient("Sqrt")
 def _sqrt_grad(op: Operation, grad: Tensor) -> list:
-    return [grad * 0.5 / op.outputs[0]]
+    # TF's SqrtGrad is 0 where the incoming gradient is 0, also at sqrt(0) (no 0 / 0 = nan there)
+    from .array import where, zeros_like
+
+    return [where(equal(grad, 0), zeros_like(grad), grad * 0.5 / op.outputs[0])]
 
 
 @register_gradient("Rsqrt")
