@@ -61,6 +61,7 @@ from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import image_namespace as image
 from antcolony.graph.ops import nn
 from antcolony.graph.ops import random_namespace as random
+from antcolony.graph.ops import strings_namespace as strings
 from antcolony.graph.ops.array import (
     concat,
     expand_dims,
@@ -182,6 +183,16 @@ from antcolony.graph.ops.segment import (
 )
 from antcolony.graph.ops.sequence import reverse, reverse_sequence, reverse_v2
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
+from antcolony.graph.ops.string_ops import (
+    as_string,
+    reduce_join,
+    regex_replace,
+    string_join,
+    string_split,
+    string_strip,
+    string_to_number,
+    substr,
+)
 from antcolony.graph.ops.tensor_array import TensorArray
 from antcolony.graph.ops.trigonometry import cos, sin
 from antcolony.graph.passes.recompute import mark_for_recompute, recompute_hint

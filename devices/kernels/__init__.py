@@ -28,6 +28,7 @@ from . import (  # noqa: F401  # noqa: F401
     sequence,
     sparse_training,
     state,
+    strings,
     summary,
     tensor_array,
     training,

@@ -29,6 +29,7 @@ from . import (  # noqa: F401  # noqa: F401
     slicing,
     sparse_ops,
     state,
+    string_ops,
     summary_ops,
     tensor_array,
     trigonometry,
