@@ -59,6 +59,7 @@ from antcolony.graph.initializers import (
 )
 from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import image_namespace as image
+from antcolony.graph.ops import linalg_namespace as linalg
 from antcolony.graph.ops import nn
 from antcolony.graph.ops import random_namespace as random
 from antcolony.graph.ops import strings_namespace as strings
@@ -95,6 +96,24 @@ from antcolony.graph.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_
 from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
 from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
 from antcolony.graph.ops.einsum import einsum
+from antcolony.graph.ops.linalg import (
+    matrix_determinant,
+    matrix_inverse,
+    matrix_solve,
+    matrix_triangular_solve,
+)
+from antcolony.graph.ops.linalg_decomp import cholesky, qr, svd
+from antcolony.graph.ops.linalg_structure import (
+    matrix_band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+    matrix_transpose,
+    norm,
+    trace,
+)
+from antcolony.graph.ops.linalg_structure import tensor_diag as diag
+from antcolony.graph.ops.linalg_structure import tensor_diag_part as diag_part
 from antcolony.graph.ops.logging_ops import Print
 from antcolony.graph.ops.masking import boolean_mask
 from antcolony.graph.ops.math import (

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  # noqa: F401
     depthwise,
     einsum,
     image,
+    linalg,
     lstm,
     masking,
     math,

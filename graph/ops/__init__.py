@@ -12,6 +12,7 @@ from . import (  # noqa: F401  # noqa: F401
     control,
     einsum,
     image_resize,
+    linalg_decomp,
     logging_ops,
     lstm_ops,
     masking,

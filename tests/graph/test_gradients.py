@@ -701,6 +701,44 @@ CASES: list[Case] = (
     + _conv_cases()
 )
 
+
+def _linalg_cases() -> list[Case]:
+    """Batched matrix ops, on well-conditioned matrices (their outputs are smooth there)."""
+    sq = normal(2, 3, 3) + 3 * np.eye(3)
+
+    def spd(x: Any) -> Any:
+        return ac.linalg.matmul(x, x, transpose_b=True) + 3 * ac.eye(3, dtype=ac.float64)
+
+    return [
+        Case("BatchMatMulV2", ("BatchMatMulV2",), ac.matmul, (normal(2, 1, 3, 4), normal(3, 4, 2))),
+        Case(
+            "BatchMatMulV2_adjoint",
+            ("BatchMatMulV2",),
+            lambda a, b: ac.linalg.matmul(a, b, adjoint_a=True, adjoint_b=True),
+            (normal(2, 4, 3), normal(2, 5, 4)),
+        ),
+        Case("MatrixInverse", ("MatrixInverse",), ac.linalg.inv, (sq,)),
+        Case("MatrixDeterminant", ("MatrixDeterminant",), ac.linalg.det, (sq,)),
+        Case("MatrixSolve", ("MatrixSolve",), ac.linalg.solve, (sq, normal(2, 3, 2))),
+        Case(
+            "MatrixTriangularSolve",
+            ("MatrixTriangularSolve",),
+            lambda a, b: ac.linalg.triangular_solve(a, b, lower=False, adjoint=True),
+            (sq, normal(2, 3, 2)),
+        ),
+        Case("Cholesky", ("Cholesky",), lambda x: ac.linalg.cholesky(spd(x)), (normal(3, 3),)),
+        Case("MatrixDiag", ("MatrixDiag",), ac.linalg.diag, (normal(2, 3),)),
+        Case("MatrixDiagPart", ("MatrixDiagPart",), ac.linalg.diag_part, (normal(2, 3, 4),)),
+        Case("MatrixSetDiag", ("MatrixSetDiag",), ac.linalg.set_diag, (normal(2, 4, 3), normal(2, 3))),
+        Case(
+            "MatrixBandPart", ("MatrixBandPart",), lambda x: ac.linalg.band_part(x, 1, 0), (normal(2, 3, 4),)
+        ),
+    ]
+
+
+CASES += _linalg_cases()
+
+
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
 # below, and the control-flow primitives by the cond / while_loop finite-difference tests of
 # tests/actors/test_control_flow.py (they only exist inside those constructs).
