@@ -60,6 +60,7 @@ from antcolony.graph.initializers import (
 from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import image_namespace as image
 from antcolony.graph.ops import linalg_namespace as linalg
+from antcolony.graph.ops import metrics_namespace as metrics
 from antcolony.graph.ops import nn
 from antcolony.graph.ops import random_namespace as random
 from antcolony.graph.ops import strings_namespace as strings
