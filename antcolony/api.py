@@ -60,6 +60,7 @@ from antcolony.graph.initializers import (
 from antcolony.graph.op_builder import convert_to_tensor
 from antcolony.graph.ops import image_namespace as image
 from antcolony.graph.ops import linalg_namespace as linalg
+from antcolony.graph.ops import math_namespace as math
 from antcolony.graph.ops import metrics_namespace as metrics
 from antcolony.graph.ops import nn
 from antcolony.graph.ops import random_namespace as random
@@ -170,6 +171,41 @@ from antcolony.graph.ops.math_composite import (
     to_int32,
     to_int64,
     truediv,
+)
+from antcolony.graph.ops.math_extra import (
+    bincount,
+    confusion_matrix,
+    count_nonzero,
+    cumprod,
+    is_non_decreasing,
+    is_strictly_increasing,
+    log_sigmoid,
+    scalar_mul,
+)
+from antcolony.graph.ops.math_safe import div_no_nan
+from antcolony.graph.ops.math_unary import (
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    ceil,
+    cosh,
+    digamma,
+    erf,
+    erfc,
+    expm1,
+    is_finite,
+    is_inf,
+    is_nan,
+    lgamma,
+    polygamma,
+    rint,
+    round,
+    sinh,
+    tan,
 )
 from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.partition import dynamic_partition, dynamic_stitch

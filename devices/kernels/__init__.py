@@ -16,6 +16,7 @@ from . import (  # noqa: F401  # noqa: F401
     lstm,
     masking,
     math,
+    math_unary,
     nn,
     parsing,
     partition,

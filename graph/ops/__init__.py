@@ -17,6 +17,8 @@ from . import (  # noqa: F401  # noqa: F401
     lstm_ops,
     masking,
     math,
+    math_extra,
+    math_unary,
     nn,
     parsing_ops,
     partition,

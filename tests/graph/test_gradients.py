@@ -739,6 +739,48 @@ def _linalg_cases() -> list[Case]:
 CASES += _linalg_cases()
 
 
+def _math_namespace_cases() -> list[Case]:
+    """The special and trigonometric functions of ac.math, where each is smooth."""
+    unit = np.clip(normal(3, 4) * 0.4, -0.9, 0.9)
+    pos = positive(3, 4) + 0.3
+    m = ac.math
+    unary = {
+        "Expm1": (m.expm1, normal(3, 4)),
+        "Erf": (m.erf, normal(3, 4)),
+        "Erfc": (m.erfc, normal(3, 4)),
+        "Lgamma": (m.lgamma, pos),
+        "Digamma": (m.digamma, pos),
+        "Tan": (m.tan, unit),
+        "Sinh": (m.sinh, normal(3, 4)),
+        "Cosh": (m.cosh, normal(3, 4)),
+        "Asin": (m.asin, unit),
+        "Acos": (m.acos, unit),
+        "Atan": (m.atan, normal(3, 4)),
+        "Asinh": (m.asinh, normal(3, 4)),
+        "Acosh": (m.acosh, pos + 1.0),
+        "Atanh": (m.atanh, unit),
+    }
+    return [Case(t, (t,), fn, (x,)) for t, (fn, x) in unary.items()] + [
+        Case(
+            "Polygamma",
+            ("Polygamma",),
+            lambda x: m.polygamma(ac.constant(2.0, ac.float64), x),
+            (pos,),
+        ),
+        Case("Atan2", ("Atan2",), m.atan2, (normal(3, 4), normal(3, 4))),
+        Case(
+            "Cumprod",
+            ("Cumprod",),
+            lambda x: m.cumprod(x, axis=1, exclusive=True, reverse=True),
+            (pos,),
+        ),
+        Case("MulNoNan", ("MulNoNan",), m.multiply_no_nan, (normal(3, 4), normal(1, 4))),
+    ]
+
+
+CASES += _math_namespace_cases()
+
+
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
 # below, and the control-flow primitives by the cond / while_loop finite-difference tests of
 # tests/actors/test_control_flow.py (they only exist inside those constructs).
