@@ -154,3 +154,12 @@ def test_random_brightness_and_contrast_stay_in_their_ranges() -> None:
         assert 0.3 <= factor.flat[0] < 0.9
         factors.append(factor.flat[0])
     assert len(set(np.round(factors, 5))) > 1
+
+
+def test_image_namespace_exports_only_tf1_names() -> None:
+    ours, ref = FRAMEWORKS["antcolony"].image, FRAMEWORKS["tensorflow"].image
+    extra = sorted(n for n in ours.__all__ if not hasattr(ref, n))
+    assert not extra, f"tf.image names TF1 does not have: {extra}"
+    assert sorted(n for n in dir(ours) if not n.startswith("_") and n != "annotations") == sorted(
+        ours.__all__
+    )

@@ -189,3 +189,12 @@ def test_invalid_matrices_raise_invalid_argument_as_in_tf1(build) -> None:
             out = build(tf)
         with tf.Session(graph=g) as sess, pytest.raises(tf.errors.InvalidArgumentError):
             sess.run(out)
+
+
+def test_linalg_namespace_exports_only_tf1_names() -> None:
+    ours, ref = FRAMEWORKS["antcolony"].linalg, FRAMEWORKS["tensorflow"].linalg
+    extra = sorted(n for n in ours.__all__ if not hasattr(ref, n))
+    assert not extra, f"tf.linalg names TF1 does not have: {extra}"
+    assert sorted(n for n in dir(ours) if not n.startswith("_") and n != "annotations") == sorted(
+        ours.__all__
+    )

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("tensorflow")
 
 from .tf1_diff import (
+    FRAMEWORKS,
     assert_same,
     park_tf_objects,  # noqa: F401 - an autouse fixture
     rng,
@@ -130,3 +131,12 @@ def test_streaming_metric_matches_tf1(name: str) -> None:
             assert a is None
             continue
         assert_same(a, r, 1e-5, 1e-6, f"run {i} (before, {BATCHES} updates, after, re-initialised)")
+
+
+def test_metrics_namespace_exports_only_tf1_names() -> None:
+    ours, ref = FRAMEWORKS["antcolony"].metrics, FRAMEWORKS["tensorflow"].metrics
+    extra = sorted(n for n in ours.__all__ if not hasattr(ref, n))
+    assert not extra, f"tf.metrics names TF1 does not have: {extra}"
+    assert sorted(n for n in dir(ours) if not n.startswith("_") and n != "annotations") == sorted(
+        ours.__all__
+    )

@@ -118,3 +118,12 @@ def test_run_time_errors_are_invalid_argument_as_in_tf1(build) -> None:
     for tf in FRAMEWORKS.values():
         with pytest.raises(tf.errors.InvalidArgumentError):
             _run(tf, build)
+
+
+def test_strings_namespace_exports_only_tf1_names() -> None:
+    ours, ref = FRAMEWORKS["antcolony"].strings, FRAMEWORKS["tensorflow"].strings
+    extra = sorted(n for n in ours.__all__ if not hasattr(ref, n))
+    assert not extra, f"tf.strings names TF1 does not have: {extra}"
+    assert sorted(n for n in dir(ours) if not n.startswith("_") and n != "annotations") == sorted(
+        ours.__all__
+    )
