@@ -28,6 +28,7 @@ from .rounding import floordiv
 __all__ = [
     "adjust_brightness",
     "adjust_contrast",
+    "adjust_gamma",
     "convert_image_dtype",
     "grayscale_to_rgb",
     "per_image_standardization",
@@ -109,6 +110,18 @@ def adjust_contrast(images: Any, contrast_factor: Any) -> Tensor:
         factor = cast(convert_to_tensor(contrast_factor), flt.dtype)
         adjusted = (flt - mean) * factor + mean
         return convert_image_dtype(adjusted, x.dtype, saturate=True)
+
+
+def adjust_gamma(image: Any, gamma: Any = 1, gain: Any = 1) -> Tensor:
+    """``gain * x ** gamma`` on float values; integer images are converted to float and back."""
+    if not isinstance(gamma, Tensor) and gamma < 0:
+        raise GraphError(f"adjust_gamma: gamma must be non-negative, got {gamma}")
+    with get_default_graph().name_scope("adjust_gamma"):
+        x = convert_to_tensor(image)
+        flt = _as_float(x)
+        g = cast(convert_to_tensor(gamma), flt.dtype)
+        k = cast(convert_to_tensor(gain), flt.dtype)
+        return convert_image_dtype(k * flt**g, x.dtype, saturate=True)
 
 
 def random_brightness(image: Any, max_delta: float, seed: int | None = None) -> Tensor:

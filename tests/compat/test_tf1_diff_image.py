@@ -83,6 +83,15 @@ T.case("rgb_to_grayscale", PIX)(lambda tf, x: tf.image.rgb_to_grayscale(x))
 T.case("rgb_to_grayscale_uint8", U8)(lambda tf, x: tf.image.rgb_to_grayscale(x))
 T.case("grayscale_to_rgb", PIX[..., :1])(lambda tf, x: tf.image.grayscale_to_rgb(x))
 
+T.case("adjust_gamma", PIX)(lambda tf, x: tf.image.adjust_gamma(x, 0.6, 1.3))
+T.case("adjust_gamma_uint8", U8)(lambda tf, x: tf.image.adjust_gamma(x, 2.0))
+T.case("total_variation", IMG)(lambda tf, x: tf.image.total_variation(x))
+T.case("total_variation_3d", ONE)(lambda tf, x: tf.image.total_variation(x))
+T.case("image_gradients", IMG)(lambda tf, x: list(tf.image.image_gradients(x)))
+T.case("resize", ONE)(lambda tf, x: tf.image.resize(x, [3, 9]))
+T.case("resize_with_crop_or_pad", IMG)(lambda tf, x: tf.image.resize_with_crop_or_pad(x, 4, 9))
+T.case("transpose", IMG)(lambda tf, x: tf.image.transpose(x))
+
 _DTYPES = ("uint8", "int16", "int32", "float32", "float64")
 for _src in ("uint8", "int32", "float32"):
     for _dst in _DTYPES:
