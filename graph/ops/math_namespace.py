@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .activations import softplus, softsign
 from .math import (
     abs,
     add,
@@ -85,8 +86,9 @@ from .math_unary import (
     sinh,
     tan,
 )
-from .nn import l2_normalize, log_softmax, sigmoid, softmax, softplus, softsign, tanh
+from .nn import log_softmax, sigmoid, softmax, tanh
 from .nn_composite import in_top_k, top_k
+from .normalization import l2_normalize
 from .reduction import argmax, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from .rounding import floor, floordiv, floormod, mod
 from .segment import (
