@@ -261,7 +261,10 @@ def _square_grad(op: Operation, grad: Tensor) -> list:
 
 @register_gradient("Sqrt")
 def _sqrt_grad(op: Operation, grad: Tensor) -> list:
-    return [grad * 0.5 / op.outputs[0]]
+    # TF's SqrtGrad is 0 where the incoming gradient is 0, also at sqrt(0) (no 0 / 0 = nan there)
+    from .array import where, zeros_like
+
+    return [where(equal(grad, 0), zeros_like(grad), grad * 0.5 / op.outputs[0])]
 
 
 @register_gradient("Rsqrt")
@@ -328,6 +331,10 @@ def matmul(
     a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None
 ) -> Tensor:
     at, bt = convert_to_tensor(a), convert_to_tensor(b)
+    if any(t._shape is not None and len(t._shape) > 2 for t in (at, bt)):
+        from .linalg import matmul as batched  # batches of matrices: BatchMatMulV2, as TF1
+
+        return batched(at, bt, transpose_a=transpose_a, transpose_b=transpose_b, name=name)
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
     return make_op("MatMul", [at, bt], attrs, name or "MatMul").outputs[0]
 

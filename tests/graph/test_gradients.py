@@ -701,12 +701,95 @@ CASES: list[Case] = (
     + _conv_cases()
 )
 
+
+def _linalg_cases() -> list[Case]:
+    """Batched matrix ops, on well-conditioned matrices (their outputs are smooth there)."""
+    sq = normal(2, 3, 3) + 3 * np.eye(3)
+
+    def spd(x: Any) -> Any:
+        return ac.linalg.matmul(x, x, transpose_b=True) + 3 * ac.eye(3, dtype=ac.float64)
+
+    return [
+        Case("BatchMatMulV2", ("BatchMatMulV2",), ac.matmul, (normal(2, 1, 3, 4), normal(3, 4, 2))),
+        Case(
+            "BatchMatMulV2_adjoint",
+            ("BatchMatMulV2",),
+            lambda a, b: ac.linalg.matmul(a, b, adjoint_a=True, adjoint_b=True),
+            (normal(2, 4, 3), normal(2, 5, 4)),
+        ),
+        Case("MatrixInverse", ("MatrixInverse",), ac.linalg.inv, (sq,)),
+        Case("MatrixDeterminant", ("MatrixDeterminant",), ac.linalg.det, (sq,)),
+        Case("MatrixSolve", ("MatrixSolve",), ac.linalg.solve, (sq, normal(2, 3, 2))),
+        Case(
+            "MatrixTriangularSolve",
+            ("MatrixTriangularSolve",),
+            lambda a, b: ac.linalg.triangular_solve(a, b, lower=False, adjoint=True),
+            (sq, normal(2, 3, 2)),
+        ),
+        Case("Cholesky", ("Cholesky",), lambda x: ac.linalg.cholesky(spd(x)), (normal(3, 3),)),
+        Case("MatrixDiag", ("MatrixDiag",), ac.linalg.diag, (normal(2, 3),)),
+        Case("MatrixDiagPart", ("MatrixDiagPart",), ac.linalg.diag_part, (normal(2, 3, 4),)),
+        Case("MatrixSetDiag", ("MatrixSetDiag",), ac.linalg.set_diag, (normal(2, 4, 3), normal(2, 3))),
+        Case(
+            "MatrixBandPart", ("MatrixBandPart",), lambda x: ac.linalg.band_part(x, 1, 0), (normal(2, 3, 4),)
+        ),
+    ]
+
+
+CASES += _linalg_cases()
+
+
+def _math_namespace_cases() -> list[Case]:
+    """The special and trigonometric functions of ac.math, where each is smooth."""
+    unit = np.clip(normal(3, 4) * 0.4, -0.9, 0.9)
+    pos = positive(3, 4) + 0.3
+    m = ac.math
+    unary = {
+        "Expm1": (m.expm1, normal(3, 4)),
+        "Erf": (m.erf, normal(3, 4)),
+        "Erfc": (m.erfc, normal(3, 4)),
+        "Lgamma": (m.lgamma, pos),
+        "Digamma": (m.digamma, pos),
+        "Tan": (m.tan, unit),
+        "Sinh": (m.sinh, normal(3, 4)),
+        "Cosh": (m.cosh, normal(3, 4)),
+        "Asin": (m.asin, unit),
+        "Acos": (m.acos, unit),
+        "Atan": (m.atan, normal(3, 4)),
+        "Asinh": (m.asinh, normal(3, 4)),
+        "Acosh": (m.acosh, pos + 1.0),
+        "Atanh": (m.atanh, unit),
+    }
+    return [Case(t, (t,), fn, (x,)) for t, (fn, x) in unary.items()] + [
+        Case(
+            "Polygamma",
+            ("Polygamma",),
+            lambda x: m.polygamma(ac.constant(2.0, ac.float64), x),
+            (pos,),
+        ),
+        Case("Atan2", ("Atan2",), m.atan2, (normal(3, 4), normal(3, 4))),
+        Case(
+            "Cumprod",
+            ("Cumprod",),
+            lambda x: m.cumprod(x, axis=1, exclusive=True, reverse=True),
+            (pos,),
+        ),
+        Case("MulNoNan", ("MulNoNan",), m.multiply_no_nan, (normal(3, 4), normal(1, 4))),
+    ]
+
+
+CASES += _math_namespace_cases()
+
+
 # Op types whose gradient is checked by a dedicated test rather than by a Case: the variable read
 # below, and the control-flow primitives by the cond / while_loop finite-difference tests of
 # tests/actors/test_control_flow.py (they only exist inside those constructs).
 COVERED_ELSEWHERE = {"ReadVariable", "Switch", "Merge", "Enter", "Exit", "NextIteration"}
 # py_func's rule only says how to give one; the given one is checked in tests/compat/test_print_py_func.py.
 COVERED_ELSEWHERE |= {"PyFunc", "PyFuncStateless"}
+# The resizes' outputs are float32 whatever the input (as TF): checked against TF1's gradients in
+# tests/compat/test_tf1_diff_image.py.
+COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor"}
 
 
 def _as_list(ys: Any) -> list[Any]:

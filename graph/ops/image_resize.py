@@ -1,0 +1,172 @@
+"""Image resizing as TF1's raw ops compute it: ResizeBilinear, ResizeNearestNeighbor and their
+gradients (ResizeBilinearGrad, ResizeNearestNeighborGrad).
+
+Images are NHWC. ``align_corners`` maps the corner pixels' centres onto each other (scale
+``(in - 1) / (out - 1)``); otherwise the scale is ``in / out``. ``half_pixel_centers`` samples at
+pixel centres (``(i + 0.5) * scale - 0.5``; ``(i + 0.5) * scale`` for nearest), the legacy rule
+at ``i * scale``. The attributes ``size`` hold the static output size; the kernels read it there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from antcolony.errors import GraphError
+
+from .. import dtypes
+from ..core import Operation, Tensor
+from ..gradients import not_differentiable, register_gradient
+from ..op_builder import convert_to_tensor, make_op
+from ..registry import register_op
+
+__all__ = ["resize_bilinear", "resize_nearest_neighbor"]
+
+
+def _static_size(size: Any, what: str) -> tuple[int, int]:
+    if isinstance(size, Tensor) or hasattr(size, "_as_tensor"):
+        t = convert_to_tensor(size)
+        if t.op.type != "Const":
+            raise GraphError(f"{what}: size {t.name} must be a constant [new_height, new_width]")
+        size = t.op.attrs["value"]
+    hw = np.asarray(size).reshape(-1)
+    if hw.shape != (2,) or np.any(hw <= 0):
+        raise GraphError(f"{what}: size must be two positive ints [new_height, new_width], got {size!r}")
+    return int(hw[0]), int(hw[1])
+
+
+def _resize_shape(op: Operation) -> list:
+    x = op.inputs[0]
+    if x._shape is not None and len(x._shape) != 4:
+        raise ValueError(f"{op.type}: images {x.name} must be 4-D [batch, height, width, channels]")
+    n, c = (None, None) if x._shape is None else (x._shape[0], x._shape[3])
+    dtype = x.dtype if op.type == "ResizeNearestNeighbor" else dtypes.float32
+    return [(dtype, (n, *op.attrs["size"], c))]
+
+
+for _t in ("ResizeBilinear", "ResizeNearestNeighbor"):
+    register_op(_t)(_resize_shape)
+
+
+@register_op("ResizeBilinearGrad")
+def _bilinear_grad_shape(op: Operation) -> list:
+    original = op.inputs[1]
+    return [(original.dtype, original._shape)]
+
+
+@register_op("ResizeNearestNeighborGrad")
+def _nearest_grad_shape(op: Operation) -> list:
+    grads = op.inputs[0]
+    n, c = (None, None) if grads._shape is None else (grads._shape[0], grads._shape[3])
+    return [(grads.dtype, (n, *op.attrs["size"], c))]
+
+
+# second derivatives of a resize are not needed by training (TF1 has none either)
+not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad")
+
+
+def _resize(
+    op_type: str, images: Any, size: Any, align_corners: bool, half_pixel_centers: bool, name: str | None
+) -> Tensor:
+    x = convert_to_tensor(images)
+    if x.dtype.kind not in "fiu":
+        raise GraphError(f"{op_type}: images {x.name} must be real numbers, got {x.dtype.name}")
+    if align_corners and half_pixel_centers:
+        raise GraphError(f"{op_type}: align_corners and half_pixel_centers cannot both be True")
+    attrs = {
+        "size": _static_size(size, op_type),
+        "align_corners": bool(align_corners),
+        "half_pixel_centers": bool(half_pixel_centers),
+    }
+    return make_op(op_type, [x], attrs, name or op_type).outputs[0]
+
+
+def resize_bilinear(
+    images: Any,
+    size: Any,
+    align_corners: bool = False,
+    name: str | None = None,
+    half_pixel_centers: bool = False,
+) -> Tensor:
+    """Bilinear interpolation to ``size`` = [new_height, new_width]; the result is float32."""
+    return _resize("ResizeBilinear", images, size, align_corners, half_pixel_centers, name)
+
+
+def resize_nearest_neighbor(
+    images: Any,
+    size: Any,
+    align_corners: bool = False,
+    name: str | None = None,
+    half_pixel_centers: bool = False,
+) -> Tensor:
+    """Nearest-neighbour resampling to ``size``; the result keeps the images' dtype."""
+    return _resize("ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers, name)
+
+
+@register_gradient("ResizeBilinear")
+def _resize_bilinear_grad(op: Operation, grad: Tensor) -> list:
+    x = op.inputs[0]
+    if x.dtype.kind != "f":
+        return [None]
+    attrs = {k: op.attrs[k] for k in ("align_corners", "half_pixel_centers")}
+    return [make_op("ResizeBilinearGrad", [grad, x], attrs, "ResizeBilinearGrad").outputs[0]]
+
+
+@register_gradient("ResizeNearestNeighbor")
+def _resize_nearest_grad(op: Operation, grad: Tensor) -> list:
+    x = op.inputs[0]
+    if x._shape is None or x._shape[1] is None or x._shape[2] is None:
+        raise GraphError(f"the gradient of {op.name} needs the static height and width of {x.name}")
+    attrs = {
+        "size": (x._shape[1], x._shape[2]),
+        "align_corners": op.attrs["align_corners"],
+        "half_pixel_centers": op.attrs["half_pixel_centers"],
+    }
+    return [make_op("ResizeNearestNeighborGrad", [grad], attrs, "ResizeNearestNeighborGrad").outputs[0]]
+
+
+class ResizeMethod:
+    """The ``method`` values of TF1's ``resize_images``."""
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+_RESIZERS = {ResizeMethod.BILINEAR: resize_bilinear, ResizeMethod.NEAREST_NEIGHBOR: resize_nearest_neighbor}
+
+
+def resize_images(
+    images: Any,
+    size: Any,
+    method: int = ResizeMethod.BILINEAR,
+    align_corners: bool = False,
+    preserve_aspect_ratio: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """TF1's ``tf.image.resize_images``: a 3-D or 4-D image resized to ``size``; an image already
+    of that size comes back unchanged (its dtype too), else bilinear gives float32."""
+    from ..core import get_default_graph
+    from .array import expand_dims
+    from .array_composite import squeeze
+
+    resizer = _RESIZERS.get(method)
+    if resizer is None:
+        raise GraphError(
+            f"resize_images: method {method!r} is not supported; use BILINEAR or NEAREST_NEIGHBOR"
+        )
+    if preserve_aspect_ratio:
+        raise GraphError("resize_images: preserve_aspect_ratio=True is not supported")
+    with get_default_graph().name_scope(name or "resize_images"):
+        x = convert_to_tensor(images)
+        if x._shape is None or len(x._shape) not in (3, 4):
+            raise GraphError(f"resize_images: images {x.name} must be 3-D or 4-D of known rank")
+        batched = len(x._shape) == 4
+        new_h, new_w = _static_size(size, "resize_images")
+        if x._shape[-3:-1] == (new_h, new_w):
+            return x
+        batch = x if batched else expand_dims(x, 0)
+        out = resizer(batch, (new_h, new_w), align_corners=align_corners)
+        return out if batched else squeeze(out, [0])
