@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from antcolony.actors.actor import Actor
-from antcolony.devices.launch import DropLaunches, KernelDone, Launch
+from antcolony.devices.launch import DropLaunches, KernelDone, Launch, LaunchDropped
 from antcolony.devices.pipeline import PipelinedLaunch
 
 from .backends.base import Completion, GpuBackend, Stream
@@ -112,14 +112,25 @@ class GpuWorker(Actor):
 
     def _drop(self, msg: DropLaunches) -> tuple[int, tuple[asyncio.Future[None], ...]]:
         """``DropLaunches``: out of the queues now, off the streams as they reach them. A
-        dropped launch takes its inputs (device memory) with it; its node never hears of it
-        (its step is over); a dropped pipelined launch's dependents are dropped too (one step)."""
+        dropped launch takes its inputs (device memory) with it and is reported to its node as a
+        ``LaunchDropped`` failure, as a stream reports one it skips: a node that holds something
+        until its kernel is done (an engine node: its variables' grant) must hear of it, or a
+        later step touching those variables waits for ever. A dropped pipelined launch's
+        dependents parked on it are dropped and reported too (one step)."""
         match = msg.match
+        taken: list[Any] = []
 
         def of_match(launch: Any) -> bool:
             return bool(match(launch.step))
 
-        dropped = sum(queue.remove_if(of_match) for queue in self.queues.values())
+        def take(launch: Any) -> bool:
+            if of_match(launch):
+                taken.append(launch)
+                return True
+            return False
+
+        dropped = sum(queue.remove_if(take) for queue in self.queues.values())
+        _report_dropped(taken, f"dropped from GPU {self.index}'s queue: its step ended")
         return dropped, tuple(stream.drop(of_match) for stream in self.streams)
 
     def _dispatch(self, kind: str) -> None:
@@ -235,6 +246,19 @@ class GpuWorker(Actor):
             self._wake.cancel()
         for stream in self.streams:
             stream.close()
+
+
+def _report_dropped(launches: list[Any], why: str) -> None:
+    """Tell each dropped launch's node (and those of the launches parked on it) it was dropped."""
+    now = time.perf_counter()
+    while launches:
+        launch = launches.pop()
+        publish = getattr(launch, "publish", None)
+        if publish is not None and publish.parked:
+            launches.extend(publish.parked)
+            publish.parked = None
+        launch.inputs = None  # its inputs' device memory goes now, not with the message
+        launch.reply_to.direct(KernelDone(launch.step, None, LaunchDropped(why), now, now, "dropped"))
 
 
 def _near(after: tuple[Any, ...] | None, free: deque[Stream]) -> Stream:

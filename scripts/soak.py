@@ -191,6 +191,16 @@ async def _loop(
                 _progress(report, world, started, number)
 
 
+def _print_tasks() -> None:
+    """Where every task of the loop waits, to tell a hang's cause without another run."""
+    tasks = asyncio.all_tasks()
+    print(f"  {len(tasks)} task(s) of the loop at the hang:", flush=True)
+    for task in tasks:
+        print(f"  --- {task!r:.300}", flush=True)
+        task.print_stack(limit=12, file=sys.stdout)
+    sys.stdout.flush()
+
+
 async def _train(world: World, report: Report, args: argparse.Namespace, steps: int, when: str) -> bool:
     """Normal training steps; False (recorded) when one fails or hangs: the soak stops."""
     try:
@@ -219,6 +229,7 @@ async def _inject(world: World, kind: str, number: int, report: Report, args: ar
     except TimeoutError:
         report.failures.append(f"fault #{number} ({kind}): HANG, not done after {args.hang:.0f} s")
         print(f"  FAILED {report.failures[-1]}", flush=True)
+        _print_tasks()
         return False
     except Exception as exc:
         report.failures.append(f"fault #{number} ({kind}): unexpected {describe(exc)}")

@@ -74,13 +74,15 @@ async def test_a_worker_drops_queued_and_stream_queued_launches_and_says_when_it
     gate.set()
     await asyncio.wait_for(asyncio.gather(*drained), 30)
     assert "drop" not in ran
-    # every launch not taken out of the worker's queue is reported: the dropped ones as errors
+    # every launch is reported, the dropped ones as LaunchDropped, those taken out of the
+    # worker's queue too: a node may hold something until it hears (an engine node holds its
+    # variables' grant; unreported, the next step on those variables waited for ever)
     reported: asyncio.Future = asyncio.get_running_loop().create_future()
-    sink.tell((n + 1 - dropped, reported))
+    sink.tell((n + 1, reported))
     got = await asyncio.wait_for(reported, 30)
     assert ran == ["keep"] * (n // 2)  # every kept launch ran (some after the drain), no dropped one
     failed = [m for m in got if m.error is not None]
-    assert len(failed) == n // 2 - dropped
+    assert len(failed) == n // 2
     assert all(isinstance(m.error, LaunchDropped) and m.step == "drop" for m in failed)
     after = await worker.ask(GetWorkerStatistics())
     assert after.queued == 0 and after.in_flight == 0, after
