@@ -31,12 +31,22 @@ def convert_feed(t: Tensor, value: Any) -> Any:
         # Integer to integer (signed or not) is allowed when every value fits, as TF converts feeds.
         both_int = arr.dtype.kind in "iu" and t.dtype.kind in "iu"
         bad_kind = arr.dtype.kind in "OUSV" or not np.can_cast(arr.dtype, t.dtype, casting="same_kind")
+        if bad_kind and _whole_floats_for_ints(t, arr):
+            # One-hot labels as floats fed to an int placeholder (MNIST's loader gives floats):
+            # TF1 casts; so do we while nothing is lost. 1.5 is refused where TF1 truncates.
+            bad_kind = False
         if bad_kind and not both_int:
+            why = (
+                " (values that are not whole numbers, or out of range: TF1 would truncate or wrap them "
+                "silently)"
+                if arr.dtype.kind == "f" and t.dtype.kind in "iu"
+                else ""
+            )
             raise InvalidArgumentError(
                 None,
                 t.op,
                 f"Cannot feed a value of dtype {arr.dtype.name} for tensor '{t.name}', which has dtype "
-                f"{t.dtype.name}; cast it first",
+                f"{t.dtype.name}{why}; cast it first",
             )
         _check_range(t, arr)
         arr = arr.astype(t.dtype)
@@ -50,6 +60,17 @@ def convert_feed(t: Tensor, value: Any) -> Any:
     # A fed scalar becomes a numpy scalar (as constants are): scalar arithmetic then takes numpy's
     # fast path instead of a ufunc call on a 0-d array.
     return arr[()] if arr.ndim == 0 else arr
+
+
+def _whole_floats_for_ints(t: Tensor, arr: np.ndarray) -> bool:
+    if arr.dtype.kind != "f" or t.dtype.kind not in "iu":
+        return False
+    if arr.size == 0:
+        return True
+    info = np.iinfo(t.dtype)
+    with np.errstate(invalid="ignore"):
+        whole = bool(np.all(np.isfinite(arr)) and np.all(arr == np.trunc(arr)))
+    return whole and bool(arr.min() >= info.min and arr.max() <= info.max)
 
 
 def _check_range(t: Tensor, arr: np.ndarray) -> None:

@@ -300,6 +300,13 @@ def test_feeding_floats_to_int32_matches_tf1() -> None:
     assert got["antcolony"] == got["tensorflow"]
 
 
+def test_feeding_whole_floats_to_int32_matches_tf1() -> None:
+    """One-hot labels from MNIST's loader are floats; a program feeding them to an int32
+    placeholder (MorvanZhou/Tensorflow-Tutorial's 402_RNN_classification.py) runs on TF1."""
+    got = run_both(lambda tf: _feed(tf, "int32", np.array([1.0, -3.0])))
+    assert got["antcolony"] == got["tensorflow"]
+
+
 def _missing_fetch(tf: Any, fetch: str) -> Any:
     g = tf.Graph()
     with g.as_default():
