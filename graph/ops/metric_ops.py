@@ -190,6 +190,17 @@ def _count_condition(
     return value, update
 
 
+def _as_bools(predictions: Any, labels: Any, weights: Any) -> tuple[Tensor, Tensor, Any]:
+    """Predictions and labels as booleans, squeezed to each other as TF1's metrics do."""
+    p, lab, w = remove_squeezable(
+        cast(convert_to_tensor(predictions), dtypes.bool_),
+        cast(convert_to_tensor(labels), dtypes.bool_),
+        weights,
+    )
+    assert lab is not None
+    return p, lab, w
+
+
 def _confusion_count(
     label_value: bool, prediction_value: bool, default_name: str
 ) -> Callable[..., tuple[Tensor, Tensor]]:
@@ -202,12 +213,7 @@ def _confusion_count(
         name: str | None = None,
     ) -> tuple[Tensor, Tensor]:
         with variable_scope(name, default_name, (predictions, labels, weights)):
-            p, lab, w = remove_squeezable(
-                cast(convert_to_tensor(predictions), dtypes.bool_),
-                cast(convert_to_tensor(labels), dtypes.bool_),
-                weights,
-            )
-            assert lab is not None
+            p, lab, w = _as_bools(predictions, labels, weights)
             hit = logical_and(equal(lab, label_value), equal(p, prediction_value))
             return _count_condition(hit, w, metrics_collections, updates_collections)
 
@@ -234,11 +240,7 @@ def _ratio(
         name: str | None = None,
     ) -> tuple[Tensor, Tensor]:
         with variable_scope(name, default_name, (predictions, labels, weights)):
-            p, lab, w = remove_squeezable(
-                cast(convert_to_tensor(predictions), dtypes.bool_),
-                cast(convert_to_tensor(labels), dtypes.bool_),
-                weights,
-            )
+            p, lab, w = _as_bools(predictions, labels, weights)
             tp, tp_update = true_positives(lab, p, w)
             wrong, wrong_update = other(lab, p, w)
 
