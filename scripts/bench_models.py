@@ -4,6 +4,7 @@
     python scripts/bench_models.py --models cnn,mlp --steps 30 --rounds 3
     python scripts/bench_models.py --quick           # few steps, one round (a smoke run)
     python scripts/bench_models.py --gpu             # antcolony on the simulated GPU, absolute ms
+    python scripts/bench_models.py --profile         # and a per-kernel profile of every model
 
 Models come from ``scripts/bench_models_*.py``: each module defines ``TARGETS`` (model name ->
 target ratio antcolony / TF1) and ``build(name, tf, session_config)``, which builds the model
@@ -19,6 +20,10 @@ per step (all threads), which a loaded machine disturbs less than wall-clock tim
 waits of either side's thread pools count in it. Both sides compute on 2 threads (see ``THREADS``); TF runs with Grappler
 off (the executor and kernels are compared, not graph rewrites). Without TensorFlow installed the
 table shows antcolony's absolute figures only.
+
+A model that misses its target gets a profile after its rows (``--profile``: every model): one
+more child per side traces its steps and the kernel time per step is summed by op type on each
+side (scripts/model_profile.py), so a miss comes with where the time goes.
 """
 
 from __future__ import annotations
@@ -102,26 +107,44 @@ def time_steps(step: Callable[[], None], warmup: int, steps: int) -> tuple[list[
     return wall, cpu
 
 
-def child(name: str, side: str, steps: int, gpu: bool) -> None:
+def child(name: str, side: str, steps: int, gpu: bool, profile: bool) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")  # tf.layers' deprecation warnings, on both sides
     module, _ = load_models()[name]
     tf, config = _antcolony(gpu) if side == "antcolony" else _tf1()
+    if profile:
+        from model_profile import profiled_steps
+
+        print(json.dumps(profiled_steps(tf, side, lambda: module.build(name, tf, config), WARMUP, steps)))
+        return
     step = module.build(name, tf, config)
     wall, cpu = time_steps(step, WARMUP, steps)
     print(json.dumps({"times": wall, "cpu": cpu}))
 
 
-def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float) -> dict[str, list[float]]:
+def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float, profile: bool = False) -> Any:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, side, "--steps", str(steps)]
     if gpu:
         cmd.append("--gpu")
+    if profile:
+        cmd.append("--profile")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
     if out.returncode != 0:
         raise RuntimeError(f"{name} on {side} failed:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
+    if profile:
+        return result
     return {"wall": list(result["times"]), "cpu": list(result["cpu"])}
+
+
+def print_profile(name: str, steps: int, gpu: bool, timeout: float) -> None:
+    from model_profile import format_profile
+
+    ours = run_child(name, "antcolony", steps, gpu, timeout, profile=True)
+    theirs = run_child(name, "tf1", steps, gpu, timeout, profile=True)
+    for line in format_profile(name, ours, theirs):
+        print(line, flush=True)
 
 
 # -- the parent: alternate sides, print the table -----------------------------------------------
@@ -152,13 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=2, help="child runs per side (default 2)")
     p.add_argument("--quick", action="store_true", help="5 steps, one round")
     p.add_argument("--gpu", action="store_true", help="antcolony on the simulated GPU, absolute ms")
+    p.add_argument(
+        "--profile", action="store_true", help="a per-kernel profile of every model, not only missed ones"
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per child")
     p.add_argument("--child", nargs=2, metavar=("NAME", "SIDE"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.rounds = 5, 1
     if args.child:
-        child(args.child[0], args.child[1], args.steps, args.gpu)
+        child(args.child[0], args.child[1], args.steps, args.gpu, args.profile)
         return 0
     models = load_models()
     names = list(models) if not args.models else [m.strip() for m in args.models.split(",") if m.strip()]
@@ -196,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             cpu += "  (process CPU ms per step)"
         print(row, flush=True)
         print(cpu, flush=True)
+        if compare and (args.profile or verdict == "MISSED"):
+            print_profile(name, args.steps, args.gpu, args.timeout)
     if compare:
         print(f"{len(names) - missed} of {len(names)} targets met")
     return 0
