@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import math
 import os
@@ -69,6 +70,8 @@ SUBMIT_VALUE_OPTIONS = frozenset(
         "--sim-gpus",
         "--sim-gpu-memory",
         "--connect-timeout",
+        "--workers",
+        "--ps",
     }
 )
 
@@ -116,6 +119,15 @@ def _check_submit(args: argparse.Namespace) -> dict[str, Any]:
         )
     if args.detach and args.address is None:
         raise ConfigError("--detach needs --address: a local Ray started by submit ends with it")
+    distributed = args.ps is not None or args.workers is not None
+    if distributed and (args.workers is None or args.workers < 1):
+        raise ConfigError(f"--workers {args.workers}: a distributed job (--ps) needs 1 worker or more")
+    if distributed and args.ps is not None and args.ps < 0:
+        raise ConfigError(f"--ps {args.ps}: give 0 parameter servers or more")
+    if distributed and args.detach:
+        raise ConfigError("--detach: a distributed job (--ps/--workers) is waited for; leave out --detach")
+    if args.spread and not distributed:
+        raise ConfigError("--spread places the tasks of a distributed job: give --workers (and --ps)")
     sim_gpu_mib = 0
     if args.address is None:
         from .ray_support import local_gpus
@@ -192,6 +204,9 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         limit = checked["timeout"] if args.address is not None else max(checked["timeout"], 120.0)
         with _deadline("submit", args.address, limit):
             ray = connect(args.address, sim_gpus=args.sim_gpus, sim_gpu_mib=checked["sim_gpu_mib"])
+        if args.workers is not None:  # placing its tasks may wait for shares: no connection deadline
+            return _submit_distributed(ray, args, checked)
+        with _deadline("submit", args.address, limit):
             job_id, done = client.submit(
                 args.script,
                 args.args,
@@ -215,6 +230,40 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         code = 130
     if not args.keep_files:
         _remove_job_files(ray, job_id, local=args.address is None)
+    return code
+
+
+def _submit_distributed(ray: Any, args: argparse.Namespace, checked: dict[str, Any]) -> int:
+    """Start the ps and worker tasks (cluster/task_group.py), wait for the workers, stop the rest."""
+    from . import client
+
+    try:
+        job_id, group = client.submit_distributed(
+            args.script,
+            args.args,
+            ps=args.ps or 0,
+            workers=args.workers,
+            gpu_memory=checked["gpu_memory"],
+            perf=args.perf,
+            priority=args.priority,
+            gpu=args.gpu,
+            job_id=args.name,
+            spread=args.spread,
+        )
+    except ConfigError as exc:
+        print(f"antcolony submit: {exc}", file=sys.stderr)
+        return 2
+    print(f"antcolony submit: job {job_id} submitted: {json.dumps(group.cluster)}", file=sys.stderr)
+    try:
+        code = group.wait()
+    except KeyboardInterrupt:
+        group.stop()
+        code = 130
+    if not args.keep_files:
+        for name in group.task_ids:
+            _remove_job_files(ray, name, local=False)
+        if args.address is None:
+            _remove_job_files(ray, job_id, local=True)
     return code
 
 
@@ -349,6 +398,18 @@ def add_parsers(sub: Any) -> None:
         type=float,
         default=CONNECT_TIMEOUT_S,
         help=f"seconds to reach the Ray cluster before giving up (default {CONNECT_TIMEOUT_S:g})",
+    )
+    submit.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="run the script as a distributed TF1 job of this many worker tasks (TF_CONFIG set for each)",
+    )
+    submit.add_argument("--ps", type=int, default=None, help="parameter server tasks of a distributed job")
+    submit.add_argument(
+        "--spread",
+        action="store_true",
+        help="place a distributed job's tasks on different nodes where possible",
     )
     submit.add_argument("script", help="path of the job's script")
     submit.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")

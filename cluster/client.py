@@ -207,3 +207,48 @@ def stop(job_id: str, timeout: float = 10.0) -> bool:
         forget_job(job_id)
         return True
     return False
+
+
+def submit_distributed(
+    script: str,
+    args: list[str] | None = None,
+    *,
+    ps: int,
+    workers: int,
+    gpu_memory: int,
+    perf: int = 100,
+    priority: str = GUARANTEED,
+    gpu: str | None = None,
+    job_id: str | None = None,
+    spread: bool = False,
+) -> tuple[str, Any]:
+    """Start ``script`` as a distributed TF1 job of ``ps`` parameter servers and ``workers``
+    workers (``task_group``); returns its id and the ``TaskGroup``, whose ``wait`` gives the
+    workers' exit code. Without ``gpu``, workers go to the simulated GPUs in turn, freest first
+    (or to real GPUs, which Ray picks). The caller must be connected."""
+    from .task_group import submit_tasks
+
+    if priority not in (GUARANTEED, OPPORTUNISTIC):
+        raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
+    if not 0 <= perf <= 100:
+        raise ConfigError(f"--perf {perf}: perfControl is a percentage, 0..100")
+    ray = require_ray()
+    if gpu is None:
+        available = ray.available_resources()
+        sims = sorted((n for n in _gpus(ray) if n != REAL_GPU), key=lambda n: -available.get(n, 0.0))
+        names = [sims[i % len(sims)] for i in range(workers)] if sims else [None] * workers
+    else:
+        names = [gpu] * workers
+    gpus = [_choose_gpu(ray, name, gpu_memory, priority) for name in names]
+    return submit_tasks(
+        script,
+        list(args or []),
+        ps=ps,
+        workers=workers,
+        gpus=gpus,
+        gpu_memory=gpu_memory,
+        perf=perf,
+        priority=priority,
+        job_id=job_id,
+        spread=spread,
+    )

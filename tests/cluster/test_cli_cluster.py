@@ -159,6 +159,10 @@ def test_cluster_table_shows_jobs_limits_step_times_and_a_node_gone() -> None:
         (["--name", "../escape"], "--name '../escape': a job id is"),
         (["--sim-gpus", "0"], "--sim-gpus 0: a local Ray needs at least 1"),
         (["--connect-timeout", "0"], "--connect-timeout 0.0: give a positive number"),
+        (["--ps", "1"], "--workers None: a distributed job (--ps) needs 1 worker or more"),
+        (["--workers", "0"], "--workers 0: a distributed job (--ps) needs 1 worker or more"),
+        (["--workers", "2", "--ps", "-1"], "--ps -1: give 0 parameter servers or more"),
+        (["--spread"], "--spread places the tasks of a distributed job"),
     ],
 )
 def test_submit_arguments_are_checked_before_ray_and_blame_the_right_flag(
