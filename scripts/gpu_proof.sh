@@ -9,14 +9,16 @@
 # each with its own time limit, going on after a failure, printing every figure and a summary table.
 # Without a CUDA GPU it says "no CUDA GPU: CUDA stages skipped" and runs the simulated stages.
 # It installs nothing from the network: with WHEELHOUSE=<dir of wheels> it installs the project's
-# extras from there (pip --no-index); otherwise it says what is missing.
+# extras from there (pip --no-index); with .device/ (scripts/device_bundle.sh: pytest, Ray and its
+# dependencies in under 64 MiB) it unpacks that into .device/site; otherwise it says what is missing.
 #
 #   bash scripts/gpu_proof.sh           # the proof
 #   bash scripts/gpu_proof.sh --fast    # smaller stages (the test suite runs this)
 #
 # First run on hardware (2026-11-26, an H200, CuPy 14.2 for CUDA 13): it found the CUDA stream
 # completion deadlock (host functions against the GIL) and a variable stuck in host memory; both
-# fixed. Ray's wheel (79 MB) was more than that machine could be sent, so its Ray stage skipped.
+# fixed. Ray's wheel (79 MB) was more than that machine could be sent, so its Ray stage skipped;
+# scripts/device_bundle.sh now packs Ray for it.
 #
 # Exit status: 0 when no stage failed (skipped stages do not fail), 1 otherwise.
 set -u
@@ -26,7 +28,7 @@ FAST=0
 for arg in "$@"; do
     case "$arg" in
         --fast) FAST=1 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "gpu_proof.sh: unknown argument $arg (use --fast)" >&2; exit 2 ;;
     esac
 done
@@ -83,6 +85,19 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 else
     echo "nvidia-smi: not found"
     HAVE_GPU=0
+fi
+BUNDLE_PY=$(cat .device/python-version 2>/dev/null || true)
+if [ -d .device/wheels ] && [ "$BUNDLE_PY" != "$($PY -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ]; then
+    echo ".device/ was made for Python ${BUNDLE_PY:-?}, not $PY's: not used (DEVICE_PYTHON=... bash scripts/device_bundle.sh)"
+elif [ -d .device/wheels ]; then
+    # made by scripts/device_bundle.sh for a machine without network: unpacked once per machine
+    if [ ! -d .device/site/ray ]; then
+        echo "installing .device/wheels and .device/ray-core.tar.xz into .device/site"
+        $PY -m pip install -q --no-index --no-deps --no-compile --target .device/site .device/wheels/*.whl \
+            || echo "install of .device/wheels failed"
+        [ -f .device/ray-core.tar.xz ] && tar -C .device/site -xJf .device/ray-core.tar.xz
+    fi
+    export PYTHONPATH="$PWD/.device/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 if [ -n "${WHEELHOUSE:-}" ] && [ -d "$WHEELHOUSE" ]; then
     echo "installing the project's extras from the wheelhouse $WHEELHOUSE (no network)"
