@@ -22,9 +22,15 @@ def _earlier_threads_ended(within: float = 5.0) -> None:
     """Wait for threads of earlier tests' runtimes (pool workers stopping after their shutdown) to
     end: a Thread object dropped while the collector is off is a cycle (its excepthook closure,
     its locks) that the assertions below would count as this test's."""
+    # Threads that live on (the blocking face's loop and its devices, kept for the process) never
+    # end here: wait for the set of threads to stay the same for a while, not for it to empty.
     deadline = time.monotonic() + within
-    while threading.active_count() > 1 and time.monotonic() < deadline:
+    seen, stable_since = set(threading.enumerate()), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - stable_since < 0.25:
         time.sleep(0.01)
+        now = set(threading.enumerate())
+        if now != seen:
+            seen, stable_since = now, time.monotonic()
 
 
 @pytest.fixture
