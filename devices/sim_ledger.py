@@ -58,6 +58,9 @@ _serial = itertools.count(1)
 MAX_LEDGER_BYTES = 256 << 10
 #: Longest wait for the ledger's lock; every legitimate holder keeps it for milliseconds.
 LOCK_TIMEOUT_S = 5.0
+#: The wait once a wait has run out, until the lock is had again: a process that holds it for
+#: ever would otherwise stall every growth and shrink of every job on the GPU by LOCK_TIMEOUT_S.
+STUCK_LOCK_TIMEOUT_S = 0.05
 _PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT
 _KEY = re.compile(r"([1-9][0-9]{0,6}):([0-9]{0,20}):([0-9]{1,20})\Z")
 _LOCK_FLAGS = (
@@ -160,6 +163,7 @@ class SimGpuLedger:
         self._lock_path = directory / f"{stem}.lock"
         self._thread_lock = threading.Lock()
         self._warned: set[str] = set()
+        self._lock_timeout = LOCK_TIMEOUT_S  # STUCK_LOCK_TIMEOUT_S after a wait ran out
 
     def new_holder(self) -> str:
         pid = os.getpid()
@@ -192,15 +196,17 @@ class SimGpuLedger:
                 "simulated GPU %s: cannot open the ledger's lock (%s); updating it unlocked", self.bus_id, exc
             )
             return None
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        deadline = time.monotonic() + self._lock_timeout
         pause = 0.0005
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._lock_timeout = LOCK_TIMEOUT_S
                 return fd
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
+                    self._lock_timeout = STUCK_LOCK_TIMEOUT_S
                     self._warn(
                         "simulated GPU %s: the ledger's lock %s has been held for %.0f s by another "
                         "process (stopped or misbehaving?); updating the ledger without it",
@@ -394,6 +400,7 @@ __all__ = [
     "LOCK_TIMEOUT_S",
     "MAX_LEDGER_BYTES",
     "RUNTIME_DIR_ENV",
+    "STUCK_LOCK_TIMEOUT_S",
     "SharedAddressSpace",
     "SimGpuLedger",
     "runtime_dir",

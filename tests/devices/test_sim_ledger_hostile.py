@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -238,3 +239,42 @@ async def test_a_new_runtime_directory_is_created_private(tmp_path, monkeypatch)
     assert await _step(1) == MiB // 4
     assert path.stat().st_mode & 0o777 == 0o700
     assert (path / LEDGER).exists()
+
+
+def test_once_a_lock_wait_runs_out_the_next_updates_wait_briefly_until_the_lock_is_had_again(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process holding the lock for ever costs each job one full wait, not one per growth or
+    shrink; once the lock is free again, a later stuck holder gets the full wait again. Time is
+    virtual: ``time.sleep`` in the ledger advances the clock ``time.monotonic`` reads."""
+    import fcntl
+
+    from antcolony.devices import sim_ledger
+
+    clock = [1000.0]
+    monkeypatch.setattr(sim_ledger.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(sim_ledger.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    ledger = sim_ledger.SimGpuLedger("0000:01:00.0", 64 << 20, run_dir)
+    holder = ledger.new_holder()
+
+    def waited(update: Any) -> float:
+        start = clock[0]
+        update()
+        return clock[0] - start
+
+    other = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # another open file: flock excludes it
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        first = waited(lambda: ledger.reserve(holder, 1 << 20))
+        later = [waited(lambda: ledger.reserve(holder, 1 << 20)) for _ in range(3)]
+        fcntl.flock(other, fcntl.LOCK_UN)
+        free = waited(lambda: ledger.release(holder, 1 << 20))
+        fcntl.flock(other, fcntl.LOCK_EX)
+        stuck_again = waited(lambda: ledger.release(holder, 1 << 20))
+    finally:
+        os.close(other)
+    assert first >= sim_ledger.LOCK_TIMEOUT_S
+    assert all(w <= 2 * sim_ledger.STUCK_LOCK_TIMEOUT_S for w in later), later
+    assert free == 0.0
+    assert stuck_again >= sim_ledger.LOCK_TIMEOUT_S
+    assert ledger.used_bytes() == 2 << 20  # every update went ahead: 4 reserves and 2 releases of 1 MiB
