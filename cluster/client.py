@@ -87,6 +87,13 @@ def _choose_gpu(ray: Any, gpu: str | None, gpu_memory: int, priority: str) -> tu
     return gpu, round(gpu_memory / gpus[gpu], 4)
 
 
+def _check_asks(priority: str, perf: int) -> None:
+    if priority not in (GUARANTEED, OPPORTUNISTIC):
+        raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
+    if not 0 <= perf <= 100:
+        raise ConfigError(f"--perf {perf}: perfControl is a percentage, 0..100")
+
+
 def submit(
     script: str,
     args: list[str] | None = None,
@@ -101,10 +108,7 @@ def submit(
     """Start ``script`` as a job (a Ray actor); returns its id and the ObjectRef of its exit code
     (None for a detached job: it starts and ends by itself, nobody waits for it). The caller must
     be connected (``ray_support.connect``)."""
-    if priority not in (GUARANTEED, OPPORTUNISTIC):
-        raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
-    if not 0 <= perf <= 100:
-        raise ConfigError(f"--perf {perf}: perfControl is a percentage, 0..100")
+    _check_asks(priority, perf)
     if not os.path.isfile(script):
         raise ConfigError(f"{script}: no such file; give the path of a Python script")
     ray = require_ray()
@@ -228,10 +232,7 @@ def submit_distributed(
     (or to real GPUs, which Ray picks). The caller must be connected."""
     from .task_group import submit_tasks
 
-    if priority not in (GUARANTEED, OPPORTUNISTIC):
-        raise ConfigError(f"--priority {priority!r}: use guaranteed or opportunistic")
-    if not 0 <= perf <= 100:
-        raise ConfigError(f"--perf {perf}: perfControl is a percentage, 0..100")
+    _check_asks(priority, perf)
     ray = require_ray()
     if gpu is None:
         available = ray.available_resources()
