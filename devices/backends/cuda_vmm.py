@@ -60,6 +60,20 @@ class CudaVirtualMemory(VirtualAddressSpace):
         self._pages: dict[int, Any] = {}  # page number from the range's base -> physical handle
         self._closed = False
         self._context: Any = None
+        try:
+            granularity, size, base = self._set_up(capacity)
+        except UnavailableError:
+            raise
+        except Exception as exc:  # the bindings raise, e.g., when libcuda cannot be loaded
+            raise UnavailableError(
+                None, None, f"{self.name}: setting up CUDA virtual memory raised {exc!r}"
+            ) from exc
+        self.granularity = granularity
+        super().__init__(size, base, self.name)
+
+    def _set_up(self, capacity: int) -> tuple[int, int, int]:
+        """Check support, retain the primary context, reserve the range: (granularity, size, base)."""
+        driver, index = self.driver, self.index
         self._check("cuInit", driver.cuInit(0), UnavailableError)
         self._device = self._check("cuDeviceGet", driver.cuDeviceGet(index), UnavailableError)
         if not self._supported():
@@ -101,8 +115,7 @@ class CudaVirtualMemory(VirtualAddressSpace):
         except BaseException:
             driver.cuDevicePrimaryCtxRelease(self._device)
             raise
-        self.granularity = granularity
-        super().__init__(size, base, self.name)
+        return granularity, size, base
 
     @property
     def mapped_bytes(self) -> int:
@@ -197,9 +210,11 @@ class CudaVirtualMemory(VirtualAddressSpace):
                         MemoryError,
                         count * g,
                     )
-        except BaseException:
+        except BaseException as exc:
             self._unmap(done, synchronize=False)  # never handed out: nothing can be using them
-            raise
+            if isinstance(exc, MemoryError) or not isinstance(exc, Exception):
+                raise
+            raise MemoryError(f"{self.name}: mapping {len(new)} page(s) raised {exc!r}") from exc
 
     def _unmap_idle(self, start: int, end: int) -> None:
         """Unmap the pages overlapping ``[start, end)`` (just given back) that no live region

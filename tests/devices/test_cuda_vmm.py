@@ -231,3 +231,22 @@ def test_closing_a_session_on_the_cuda_backend_frees_the_reservation_and_every_p
     assert ac.run(main()) == 128.0
     assert driver.reservations == {} and driver.mappings == {} and driver.handles == {}
     assert driver.context_refs == 0
+
+
+def test_bindings_that_raise_instead_of_returning_an_error_are_handled_the_same(driver, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, "antcolony.devices.backends.cuda_memory")
+
+    def no_libcuda(*args: Any) -> Any:
+        raise RuntimeError("Failed to dlopen libcuda.so.1")  # what cuda.bindings does without a driver
+
+    monkeypatch.setattr(driver, "cuInit", no_libcuda)
+    assert isinstance(CudaBackend().device_sub_allocator(0), CudaDeviceMemory)
+    assert "cuda0: setting up CUDA virtual memory raised RuntimeError('Failed to dlopen" in caplog.text
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(devices=1, memory=GPU))
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", driver)
+    _mem, malloc = _stack(CudaBackend())
+    monkeypatch.setattr(driver, "cuMemSetAccess", no_libcuda)
+    with pytest.raises(ResourceExhaustedError, match="raised RuntimeError"):
+        malloc(8 * MiB)
+    assert driver.mappings == {} and driver.physical_in_use == 0 and driver.context_depth == 0
