@@ -64,9 +64,10 @@ def device_memory(cupy: Any, index: int, capacity: int, mode: str = "auto") -> S
         )
         return CudaDeviceMemory(cupy, index, name)
     logger.info(
-        "%s: device memory through CUDA virtual memory management: one %s range, mapped in %s chunks",
+        "%s: device memory through CUDA virtual memory management: one %s address range (for %s), mapped in %s chunks",
         name,
         format_bytes(vmm.capacity),
+        format_bytes(capacity),
         format_bytes(vmm.granularity),
     )
     return vmm

@@ -37,7 +37,10 @@ from ..allocator import Region, VirtualAddressSpace
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CudaVirtualMemory"]
+__all__ = ["ADDRESS_SLACK", "CudaVirtualMemory"]
+
+#: The reserved range is this many times the device's memory.
+ADDRESS_SLACK = 2
 
 _SUPPORT_ATTRIBUTES = (
     "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED",
@@ -46,8 +49,11 @@ _SUPPORT_ATTRIBUTES = (
 
 
 class CudaVirtualMemory(VirtualAddressSpace):
-    """GPU ``index``'s memory as one reserved range of ``capacity`` bytes (rounded up to the
-    allocation granularity), backed page by page on demand. ``driver`` is ``cuda.bindings.driver``
+    """GPU ``index``'s memory (``capacity`` bytes) as one reserved range, backed page by page on
+    demand. The range is ``ADDRESS_SLACK`` times the memory (rounded up to the allocation
+    granularity): addresses cost nothing, and holes handed back inside the pool must not leave a
+    growth without addresses while the device still has memory (the device and the pool's limit
+    bound the memory, not the range). ``driver`` is ``cuda.bindings.driver``
     (or a stand-in with the same calls). Raises ``UnavailableError`` when the device or driver
     cannot do it (the CUDA backend then uses cudaMalloc regions)."""
 
@@ -104,7 +110,7 @@ class CudaVirtualMemory(VirtualAddressSpace):
                         UnavailableError,
                     )
                 )
-                size = -(-max(capacity, 1) // granularity) * granularity
+                size = -(-max(capacity, 1) * ADDRESS_SLACK // granularity) * granularity
                 base = int(
                     self._check(
                         "cuMemAddressReserve",
