@@ -659,4 +659,5 @@ def _device_settings(config: SessionConfig) -> DeviceSettings:
         vmem=config.vmem,
         host_mem_limit=config.host_mem_limit,
         host_memory_retain=config.host_memory_retain,
+        cuda_virtual_memory=config.cuda_virtual_memory,
     )

@@ -69,6 +69,7 @@ _FROM_ENV: dict[str, tuple[Callable[[str], object], str]] = {
     "vmem": (env_bool, "TF_GPU_VMEM"),
     "host_mem_limit": (env_mib, "TF_CUDA_HOST_MEM_LIMIT_IN_MB"),
     "host_memory_retain": (env_int, "ANTCOLONY_HOST_MEMORY_RETAIN"),
+    "cuda_virtual_memory": (env_str, "ANTCOLONY_CUDA_VIRTUAL_MEMORY"),
 }
 
 
@@ -134,6 +135,11 @@ class SessionConfig:
         that frees large arrays then finds their pages mapped at the next step instead of
         faulting them in again (env ``ANTCOLONY_HOST_MEMORY_RETAIN``; default 64 MiB; 0 leaves
         malloc as it is). Process-wide, like the BLAS limit.
+    cuda_virtual_memory: how a CUDA GPU's pool gets memory (env ``ANTCOLONY_CUDA_VIRTUAL_MEMORY``):
+        "auto" (default) through CUDA's virtual memory management when ``cuda.bindings`` imports
+        and the device supports it (one range that grows in place and unmaps what it hands back,
+        as PyTorch's expandable segments), else cudaMalloc regions; "on" requires it; "off" always
+        uses cudaMalloc regions. The simulated GPU always grows in place.
     resource_config_file: the job's AntMan resource config (``{"gpuConfigInfo": {<bus id>:
         {"maxDeviceMem": bytes}}, "perfControl": 0..100}``), polled every
         ``config_poll_interval`` seconds and applied at step boundaries (env ``GPU_CONFIG_FILE``).
@@ -174,6 +180,7 @@ class SessionConfig:
     vmem: bool = True
     host_mem_limit: int = 64 << 30
     host_memory_retain: int = 64 << 20
+    cuda_virtual_memory: str = "auto"
     resource_config_file: str | None = None
     statistics_file: str | None = None
     config_poll_interval: float = 1.0
@@ -209,6 +216,11 @@ class SessionConfig:
         if self.gpu_backend not in ("auto", "cuda", "sim"):
             raise ConfigError(
                 f"SessionConfig.gpu_backend must be 'auto', 'cuda' or 'sim', got {self.gpu_backend!r}"
+            )
+        if self.cuda_virtual_memory not in ("auto", "on", "off"):
+            raise ConfigError(
+                "SessionConfig.cuda_virtual_memory must be 'auto', 'on' or 'off', "
+                f"got {self.cuda_virtual_memory!r}"
             )
         for name in ("sim_gpu_count",):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:

@@ -65,6 +65,7 @@ class DeviceSettings:
     vmem: bool = True
     host_mem_limit: int = 64 << 30
     host_memory_retain: int = 64 << 20
+    cuda_virtual_memory: str = "auto"
 
 
 class DeviceSet:
@@ -82,7 +83,10 @@ class DeviceSet:
         acquire_pool()
         retain_freed_host_memory(settings.host_memory_retain)
         self.backend: GpuBackend = select_backend(
-            settings.gpu_backend, settings.sim_gpu_count, settings.sim_gpu_memory
+            settings.gpu_backend,
+            settings.sim_gpu_count,
+            settings.sim_gpu_memory,
+            settings.cuda_virtual_memory,
         )
         self.cpu_worker = runtime.spawn(
             CpuWorker, settings.inter_op_threads, settings.cpu_priority_threads, name="worker:/cpu:0"

@@ -6,6 +6,9 @@ frees with a probability that pulls the live count back to the target; frees are
 (half each). The whole operation sequence is generated before timing. Reports allocs+frees per
 second for the BFC allocator (with and without allow_growth) and for the VMem wrapper, then the
 fragmentation left after the sequence (largest free block / free bytes; pool bytes vs peak).
+With CuPy and a CUDA GPU, two more rows replay the same sequence with the BFC pool on the real
+device: cudaMalloc growth regions, and one range grown through CUDA virtual memory management
+(needs ``cuda.bindings``); each is skipped, saying why, where it cannot run.
 Run: ``python scripts/bench_allocator.py [--ops 200000] [--live 1000] [--large 0.1] [--limit-gib 4]``.
 """
 
@@ -61,6 +64,29 @@ def run(alloc: Any, ops: list[tuple[int, float, float]]) -> tuple[float, int, in
     return elapsed, calls, failures
 
 
+def cuda_rows(limit: int) -> tuple[list[tuple[str, Any]], list[str]]:
+    """(label, make) rows whose BFC pool lives on GPU 0, and why any are missing."""
+    from antcolony.devices.backends.cuda import CudaBackend
+    from antcolony.errors import UnavailableError
+
+    try:
+        CudaBackend()
+    except UnavailableError as exc:
+        return [], [f"CUDA rows skipped: {exc.message}"]
+
+    def on_gpu(mode: str) -> BFCAllocator:
+        sub = CudaBackend(mode).device_sub_allocator(0)
+        return BFCAllocator(sub, limit, allow_growth=True, name="bench")
+
+    rows: list[tuple[str, Any]] = [("BFC allow_growth, cudaMalloc", lambda: on_gpu("off"))]
+    try:
+        on_gpu("on").sub_allocator.close()  # setting up the range once says whether it can
+    except UnavailableError as exc:
+        return rows, [f"CUDA VMM row skipped: {exc.message}"]
+    rows.append(("BFC allow_growth, CUDA VMM", lambda: on_gpu("on")))
+    return rows, []
+
+
 class _Floor:
     """No allocator at all: what the replay loop itself costs."""
 
@@ -94,6 +120,8 @@ def main() -> None:
     print(f"\n{'allocator':<34}{'calls/s':>12}{'ns/call':>10}{'minus loop':>12}{'failed':>8}")
     print(f"{'(replay loop only)':<34}{calls / floor_s:>12,.0f}{floor_s / calls * 1e9:>10.0f}{'':>12}{'':>8}")
     results = {}
+    rates: dict[str, float] = {}
+    gpu_rows, skipped = cuda_rows(limit)
     for label, make in [
         ("BFC, one region (no growth)", lambda: bfc(False)),
         ("BFC, allow_growth", lambda: bfc(True)),
@@ -105,12 +133,22 @@ def main() -> None:
                 enabled=True,
             ),
         ),
+        *gpu_rows,
     ]:
         alloc = make()
         secs, calls, failed = run(alloc, ops)
         results[label] = (alloc, run.leftover)  # type: ignore[attr-defined]
+        rates[label] = calls / secs
         ns = secs / calls * 1e9
         print(f"{label:<34}{calls / secs:>12,.0f}{ns:>10.0f}{ns - floor_s / calls * 1e9:>12.0f}{failed:>8}")
+    for line in skipped:
+        print(line)
+    if "BFC allow_growth, CUDA VMM" in rates:
+        vmm = rates["BFC allow_growth, CUDA VMM"]
+        print(
+            f"CUDA VMM calls/s: {vmm / rates['BFC allow_growth, cudaMalloc']:.2f}x cudaMalloc regions', "
+            f"{vmm / rates['BFC, allow_growth']:.2f}x the simulated address space's"
+        )
 
     print("\nfragmentation after the sequence (live set still allocated):")
     for label, (alloc, live) in results.items():
@@ -134,6 +172,10 @@ def main() -> None:
             alloc.free(a)
         device.check_invariants()
         assert device.stats().bytes_in_use == 0
+        device.release_free_regions(0)  # the GPU rows give their memory back before the next
+        close = getattr(device.sub_allocator, "close", None)
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":

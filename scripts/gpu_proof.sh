@@ -6,6 +6,9 @@
 #   4. the pacing benchmark on the real GPU (busy fraction against perfControl 25/50/75),
 #   5. two jobs sharing the one GPU under a one-node Ray cluster, one guaranteed and one
 #      opportunistic (scripts/cluster_pair.py),
+#   6. the pool through CUDA virtual memory management (issue 27; scripts/vmm_proof.py: two 80 MiB
+#      variables under a 256 MiB limit, a grow/shrink cycle) and the allocator benchmark with its
+#      GPU rows (cudaMalloc regions vs one range grown in place), when cuda.bindings imports,
 # each with its own time limit, going on after a failure, printing every figure and a summary table.
 # Without a CUDA GPU it says "no CUDA GPU: CUDA stages skipped" and runs the simulated stages.
 # It installs nothing from the network: with WHEELHOUSE=<dir of wheels> it installs the project's
@@ -28,7 +31,7 @@ FAST=0
 for arg in "$@"; do
     case "$arg" in
         --fast) FAST=1 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
         *) echo "gpu_proof.sh: unknown argument $arg (use --fast)" >&2; exit 2 ;;
     esac
 done
@@ -104,7 +107,7 @@ if [ -n "${WHEELHOUSE:-}" ] && [ -d "$WHEELHOUSE" ]; then
     $PY -m pip install --no-index --find-links "$WHEELHOUSE" -e '.[cuda,test,ray]' || echo "install from $WHEELHOUSE failed"
 fi
 MISSING=()
-for mod in antcolony pytest ray cupy pynvml matplotlib; do
+for mod in antcolony pytest ray cupy cuda.bindings pynvml matplotlib; do
     if $PY -c "import $mod" >/dev/null 2>&1; then
         echo "import $mod: ok"
     else
@@ -150,6 +153,8 @@ if [ $FAST -eq 1 ]; then
     PACE_GRAPHS=("8-matmul chain")
     PAIR=(--before 4 --seconds 14)
     DIGITS_STEPS=50
+    VMM_GROW_MIB=256
+    BENCH_OPS=20000
 else
     TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py
            tests/devices/test_gpu_streams.py tests/devices/test_gpu_share.py tests/devices/test_backends.py)
@@ -158,6 +163,8 @@ else
     PACE_GRAPHS=("8-matmul chain" "16 parallel matmuls" "digits MLP train")
     PAIR=(--before 8 --seconds 30)
     DIGITS_STEPS=300
+    VMM_GROW_MIB=1024
+    BENCH_OPS=50000
 fi
 
 stage "GPU tests on $BACKENDS" 200 \
@@ -174,6 +181,15 @@ else
     skip "pacing on the CUDA GPU" "no CUDA GPU"
     stage "pacing on the simulated GPU" 120 \
         $PY scripts/bench_pacing.py --backend sim --seconds 1 --percents "${PERCENTS[@]}" --graphs "${PACE_GRAPHS[@]}"
+fi
+VMM_STAGE="CUDA virtual memory pool (expandable segments)"
+if [ $CUDA -eq 0 ]; then
+    skip "$VMM_STAGE" "no CUDA GPU"
+elif $PY -c "import cuda.bindings.driver" >/dev/null 2>&1; then
+    stage "$VMM_STAGE" 90 $PY scripts/vmm_proof.py --grow-mib $VMM_GROW_MIB
+    stage "allocator benchmark with GPU rows" 90 $PY scripts/bench_allocator.py --ops $BENCH_OPS
+else
+    skip "$VMM_STAGE" "cuda.bindings not installed (pip install -e '.[cuda]')"
 fi
 if $PY -c "import ray" >/dev/null 2>&1; then
     if [ $CUDA -eq 1 ]; then

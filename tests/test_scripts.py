@@ -44,6 +44,14 @@ def test_the_allocator_benchmark_prints_throughput_and_fragmentation():
     out = _run("bench_allocator.py", "--ops", "3000")
     assert "calls/s" in out.lower() or "per second" in out.lower()
     assert "fragment" in out.lower()
+    # the GPU rows run, or say why not
+    assert "CUDA rows skipped: " in out or "BFC allow_growth, cudaMalloc" in out, out
+    assert "CUDA rows skipped: " in out or "CUDA VMM row skipped: " in out or "CUDA VMM calls/s" in out, out
+
+
+def test_the_virtual_memory_proof_runs_its_checks_or_says_what_is_missing():
+    out = _run("vmm_proof.py", "--grow-mib", "128", "--step-mib", "32")
+    assert out.startswith("skipped: ") or "vmm_proof: every check passed" in out, out
 
 
 def test_the_gpu_sharing_demo_runs_two_job_processes_under_a_file_driven_scheduler(tmp_path):
@@ -152,6 +160,8 @@ def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_s
     assert "FAILED" not in summary and "TIMED OUT" not in summary, summary
     if "no CUDA GPU: CUDA stages skipped" in summary:
         assert "main job on CUDA (train_digits, /gpu:0)              skipped: no CUDA GPU" in summary
+        vmm = [line for line in summary.splitlines() if "CUDA virtual memory pool" in line]
+        assert len(vmm) == 1 and vmm[0].endswith("skipped: no CUDA GPU"), summary
     else:  # on a CUDA machine the CUDA stages ran
         assert "GPU tests on sim,cuda" in summary and "pacing on the CUDA GPU" in summary
     # the figures are printed: the pacing table and the shared GPU's

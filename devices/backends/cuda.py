@@ -14,6 +14,7 @@ model never ended). A synchronize also raises a device error, where a host funct
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import deque
@@ -26,8 +27,11 @@ from antcolony.errors import UnavailableError
 
 from . import register_backend
 from .base import GpuBackend, GpuInfo, OnDone, Stream
-from .cuda_memory import CudaDeviceMemory, PinnedMappedMemory, make_cupy_allocator
+from .cuda_memory import PinnedMappedMemory, device_memory, make_cupy_allocator
+from .cuda_vmm import CudaVirtualMemory
 from .threaded import ThreadedStream
+
+logger = logging.getLogger(__name__)
 
 _DONE = None  # ends a stream's waiter thread
 
@@ -199,13 +203,16 @@ class CudaEvent:
 
 @register_backend("cuda")
 class CudaBackend(GpuBackend):
-    """Real GPUs through CuPy."""
+    """Real GPUs through CuPy. ``virtual_memory`` ("auto" | "on" | "off", SessionConfig's
+    ``cuda_virtual_memory``) says whether pools grow through CUDA virtual memory management."""
 
     name = "cuda"
 
-    def __init__(self) -> None:
+    def __init__(self, virtual_memory: str = "auto") -> None:
         super().__init__()
         self.cupy = import_cupy()
+        self.virtual_memory = virtual_memory
+        self._reserved: list[CudaVirtualMemory] = []  # closed with the backend
 
     def _device_count(self) -> int:
         return int(self.cupy.cuda.runtime.getDeviceCount())
@@ -223,7 +230,18 @@ class CudaBackend(GpuBackend):
     charges_on_allocation = True
 
     def device_sub_allocator(self, index: int) -> Any:
-        return CudaDeviceMemory(self.cupy, index, f"cuda{index}")
+        sub = device_memory(self.cupy, index, self.info(index).total_memory, self.virtual_memory)
+        if isinstance(sub, CudaVirtualMemory):
+            self._reserved.append(sub)
+        return sub
+
+    def close(self) -> None:
+        reserved, self._reserved = self._reserved, []
+        for sub in reserved:
+            try:
+                sub.close()
+            except Exception:  # shutting down: say what leaked, close the rest
+                logger.exception("%s: closing its device memory failed", sub.name)
 
     def host_sub_allocator(self, index: int, limit: int) -> Any:
         return PinnedMappedMemory(self.cupy, f"cuda{index}_pinned")

@@ -8,24 +8,69 @@ host-fallback allocations can back device arrays; ``using_allocator`` is thread-
 stream thread installs it.
 
 cudaMalloc regions can neither grow in place nor be split (``can_extend`` / ``can_split`` stay
-False), so on CUDA the BFC pool is still made of separate growth regions, freed whole. Not done:
-a path through CUDA's virtual memory management (``cuMemAddressReserve`` + ``cuMemCreate`` /
-``cuMemMap`` of physical chunks, as PyTorch's expandable segments), which would let the pool
-grow as one range and unmap free chunks, as the simulated GPU's address space does. CuPy does
-not bind those driver calls: ``cupy.cuda.driver`` (cupy_backends/cuda/api/driver.pyx, read at
-tags v13.0.0, v13.6.0 and v14.2.0) has context, module, link, launch, function-attribute,
-occupancy and ``streamGetCtx`` calls only, no ``cuMem*``. The path would need another binding
-(NVIDIA's ``cuda-python``, ``cuda.bindings.driver``, binds them): a new optional dependency.
+False), so with them the BFC pool is made of separate growth regions, freed whole. Where NVIDIA's
+``cuda.bindings`` (the ``cuda`` extra) imports and the device supports virtual memory management,
+:func:`device_memory` picks :class:`~.cuda_vmm.CudaVirtualMemory` instead: one reserved range
+that grows in place, as the simulated GPU's address space (CuPy binds no ``cuMem*`` call:
+``cupy.cuda.driver``, read at tags v13.0.0, v13.6.0 and v14.2.0, has none).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import weakref
 from typing import Any
 
 import numpy as np
 
-from ..allocator import HostMemory, Region, SubAllocator
+from antcolony.errors import ConfigError, UnavailableError
+
+from ..allocator import HostMemory, Region, SubAllocator, format_bytes
+from .cuda_vmm import CudaVirtualMemory
+
+logger = logging.getLogger(__name__)
+
+#: Values of ``cuda_virtual_memory``: auto (virtual memory where available), on (required), off.
+VIRTUAL_MEMORY_MODES = ("auto", "on", "off")
+
+
+def device_memory(cupy: Any, index: int, capacity: int, mode: str = "auto") -> SubAllocator:
+    """Where GPU ``index``'s pool gets its memory, logged once with the reason: CUDA virtual memory
+    management when ``mode`` allows it and it is available, else cudaMalloc regions. ``mode`` "on"
+    makes an unavailable one an ``UnavailableError``."""
+    name = f"cuda{index}"
+    if mode not in VIRTUAL_MEMORY_MODES:
+        raise ConfigError(f"cuda_virtual_memory must be one of {VIRTUAL_MEMORY_MODES}, got {mode!r}")
+    if mode == "off":
+        logger.info("%s: device memory from cudaMalloc regions (cuda_virtual_memory='off')", name)
+        return CudaDeviceMemory(cupy, index, name)
+    try:
+        driver = importlib.import_module("cuda.bindings.driver")
+        vmm = CudaVirtualMemory(driver, index, capacity, name)
+    except (ImportError, OSError, UnavailableError) as exc:
+        why = exc.message if isinstance(exc, UnavailableError) else f"cuda.bindings is not importable ({exc})"
+        if mode == "on":
+            raise UnavailableError(
+                None,
+                None,
+                f"cuda_virtual_memory='on' but {why}; install antcolony[cuda] (cuda-bindings) on a "
+                "device that supports it, or use cuda_virtual_memory='auto'",
+            ) from exc
+        logger.info(
+            "%s: device memory from cudaMalloc regions (the pool grows in separate regions) because %s",
+            name,
+            why,
+        )
+        return CudaDeviceMemory(cupy, index, name)
+    logger.info(
+        "%s: device memory through CUDA virtual memory management: one %s address range (for %s), mapped in %s chunks",
+        name,
+        format_bytes(vmm.capacity),
+        format_bytes(capacity),
+        format_bytes(vmm.granularity),
+    )
+    return vmm
 
 
 class CudaDeviceMemory(SubAllocator):

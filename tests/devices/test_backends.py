@@ -29,7 +29,10 @@ class FakeCudaError(RuntimeError):
 
 
 def fake_cupy(
-    devices: int = 2, fail_status: int | None = None, sync_status: int | None = None
+    devices: int = 2,
+    fail_status: int | None = None,
+    sync_status: int | None = None,
+    memory: int = 8 << 30,
 ) -> types.ModuleType:
     calls: dict[str, list[Any]] = {
         "event_syncs": [],
@@ -50,7 +53,7 @@ def fake_cupy(
 
         @staticmethod
         def getDeviceProperties(i: int) -> dict[str, Any]:
-            return {"name": b"Fake GPU", "totalGlobalMem": 8 << 30}
+            return {"name": b"Fake GPU", "totalGlobalMem": memory}
 
     class Device:
         def __init__(self, i: int) -> None:
