@@ -72,10 +72,12 @@ class StepState:
         coordinator: Any,
         rendezvous: Any,
         units: int,
+        step_id: int = 0,
     ) -> None:
         """``units``: in flight at creation, a unit per partition until it has delivered its
-        first messages, and those messages (each partition's ``ExecutorPlan.start_messages``)."""
-        self.id = next(_ids)
+        first messages, and those messages (each partition's ``ExecutorPlan.start_messages``).
+        ``step_id``: one from ``new_step_id``, else a new one."""
+        self.id = step_id or next(_ids)
         self.future: asyncio.Future[Any] | None = None
         self.done = False  # ended: ``fetched`` holds the values, or ``error`` is set
         self.error: BaseException | None = None
@@ -129,6 +131,11 @@ class StepState:
             elif self.done:
                 future.set_result(self.fetched)
         return future
+
+
+def new_step_id() -> int:
+    """The id of a step to be made (``StepState``'s ``step_id``)."""
+    return next(_ids)
 
 
 def sent(tag: Any, n: int) -> None:
