@@ -77,7 +77,7 @@ class CachedExecutor:
         if not self._cell.alive:
             return None
         step = StepState(
-            [feeds[t] for t in self.feeds] if feeds else (),
+            [*map(feeds.__getitem__, self.feeds)] if feeds else (),  # no Python frame per step
             num_fetches,
             trace,
             self.refs,

@@ -25,6 +25,7 @@ import numpy as np
 
 from antcolony.actors.frames import DEAD, frame_for
 from antcolony.actors.node import DeadAwareNode, NodeSpec
+from antcolony.actors.propagation import emit
 from antcolony.actors.step import finished, in_flight, sent
 
 
@@ -72,16 +73,16 @@ class ControlFlowNode(DeadAwareNode):
     # -- roles ---------------------------------------------------------------------------------
     def _switch(self, tag: Any, args: list[Any], dead: bool) -> None:
         if dead:
-            self._emit(tag, (DEAD, DEAD))
+            emit(self, tag, (DEAD, DEAD))
             return
         data, pred = args[0], args[1]
-        self._emit(tag, (DEAD, data) if bool(pred) else (data, DEAD))
+        emit(self, tag, (DEAD, data) if bool(pred) else (data, DEAD))
 
     def _identity(self, tag: Any, args: list[Any], dead: bool) -> None:
-        self._emit(tag, DEAD if dead else args[0])
+        emit(self, tag, DEAD if dead else args[0])
 
     def _trigger(self, tag: Any, args: list[Any], dead: bool) -> None:
-        self._emit(tag, None)  # a live control token whatever arrived
+        emit(self, tag, None)  # a live control token whatever arrived
 
     def _merge(self, tag: Any, slot: int, value: Any) -> None:
         if self.loop_merge:
@@ -90,9 +91,9 @@ class ControlFlowNode(DeadAwareNode):
             if slot >= 0:
                 if value is DEAD:
                     tag.dead = True
-                    self._emit(tag, (DEAD, DEAD))
+                    emit(self, tag, (DEAD, DEAD))
                 else:
-                    self._emit(tag, (value, np.int32(slot)))
+                    emit(self, tag, (value, np.int32(slot)))
             finished(tag)
             return
         # [data inputs arrived, control inputs arrived, first live (value, index) or None, fired]
@@ -107,11 +108,11 @@ class ControlFlowNode(DeadAwareNode):
                 state[2] = (value, np.int32(slot))
         if not state[3] and state[1] == self.n_control:
             if state[2] is not None:
-                self._emit(tag, state[2])
+                emit(self, tag, state[2])
                 state[2], state[3] = (), True  # fired: drop the value, keep "a live input came"
             elif state[0] == self.n_data:
                 state[3] = True
-                self._emit(tag, (DEAD, DEAD))
+                emit(self, tag, (DEAD, DEAD))
         if state[0] == self.n_data and state[1] == self.n_control:
             del self.partial[tag]
         finished(tag)
@@ -134,13 +135,13 @@ class ControlFlowNode(DeadAwareNode):
                 frame.iteration_idle(first)
         else:
             first = frame.iteration(0)
-            self._emit(first, value)
+            emit(self, first, value)
             finished(first)  # the unit iteration 0 held for this loop variable
 
     def _exit(self, tag: Any, args: list[Any], dead: bool) -> None:
         if dead and not getattr(tag, "dead", False):
             return
-        self._emit(tag.frame.parent, DEAD if dead else args[0])
+        emit(self, tag.frame.parent, DEAD if dead else args[0])
 
     def _next_iteration(self, tag: Any, args: list[Any], dead: bool) -> None:
         if dead:
@@ -163,5 +164,5 @@ class ControlFlowNode(DeadAwareNode):
 
     def _enter_next(self, frame: Any, nxt: int, value: Any) -> None:
         entered = frame.iteration(nxt, hold=1)
-        self._emit(entered, value)
+        emit(self, entered, value)
         finished(entered)

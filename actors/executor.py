@@ -32,7 +32,7 @@ from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import build_segment
-from antcolony.actors.step import UNSET, StepState, finished, finished_last, of_aborted_step
+from antcolony.actors.step import UNSET, StepState, finished, of_aborted_step
 from antcolony.actors.supervision import Directive
 from antcolony.devices.launch import DropLaunches, KernelDone, Launch
 from antcolony.errors import InternalError, InvalidArgumentError, ResourceExhaustedError
@@ -130,7 +130,10 @@ class ExecutorActor(Actor):
             deliver((step, CONTROL, None))
         if self.ref is not step.coordinator:
             finished(step)
-        elif finished_last(step):
+            return
+        # the coordinator's start unit ends: it completes a step drained in this turn itself
+        step.pending -= 1
+        if not step.pending:
             if self.mailbox:
                 # what this turn queued (a node's failure) is handled first, as a message would be
                 self.ref.tell(StepDrained(step))

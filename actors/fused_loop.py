@@ -21,6 +21,7 @@ from typing import Any
 from antcolony.actors.loop_program import DONE, FAILED, RUNNING, LoopProgram
 from antcolony.actors.messages import NodeFailed
 from antcolony.actors.node import DeadAwareNode, NodeSpec
+from antcolony.actors.propagation import propagate
 from antcolony.actors.step import StepState, finished
 
 _now = time.perf_counter
@@ -67,7 +68,7 @@ class FusedLoopNode(DeadAwareNode):
         if status == RUNNING:
             self.runtime.loop.call_soon(self._resume, tag, vals)
         elif status == DONE:
-            self._emit_finish(tag, payload)
+            propagate(self, tag, payload)
         elif status == FAILED:
             self.executor.tell(NodeFailed(step, payload))
         else:  # STALLED: as unfused, nothing leaves the frame

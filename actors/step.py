@@ -1,5 +1,6 @@
-"""One ``session.run`` in flight (``StepState``) and its completion count: the only module that
-reads or writes it.
+"""One ``session.run`` in flight (``StepState``) and its completion count, changed by this
+module's verbs (and, inline on the two hottest paths, by executor.py's start turn and
+propagation.py's fetched output).
 
 A step is complete when nothing of it is in flight. A *unit* is one thing in flight under a tag
 (the step itself for the root frame, or one loop iteration, an ``IterTag``): a message sent and
@@ -18,9 +19,11 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
   (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
   ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
 
-``finished_last(step)`` is ``finished`` for the coordinator's start unit, which it holds while it
-delivers the step's first messages: it completes a step drained inside that turn itself, with no
-``StepDrained``.
+The coordinator's executor ends its own start unit, which it holds while it delivers the step's
+first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
+
+Who calls the verbs: the executor's modules only (executor.py, propagation.py, frames.py); node
+kinds hand their outputs to propagation.py.
 """
 
 from __future__ import annotations
@@ -172,13 +175,6 @@ def passed_on(tag: Any, n: int) -> None:
     step.pending += n - 1
     if tag is not step:
         tag.pending += n - 1
-
-
-def finished_last(step: StepState) -> bool:
-    """``finished`` for the coordinator's own start unit: True when it was the step's last unit;
-    nothing is told, the coordinator completes the step in its turn."""
-    step.pending -= 1
-    return not step.pending
 
 
 def of_aborted_step(tag: Any) -> bool:

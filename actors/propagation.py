@@ -1,0 +1,102 @@
+"""Propagation: how a node's outputs reach its successors, the step's fetch slots and other
+partitions, and what that does to the step's completion count (TF's PropagateOutputs and
+NodeDone). With executor.py (a step's start and end) and frames.py (loop frames and dead
+values), the only caller of step.py's verbs: a node kind runs its kernel and hands the outputs,
+or the fact that it holds an input, to the functions here.
+
+A node handed to these functions has ``spec`` (its ``NodeSpec``), ``out_edges`` ((output
+index, successor's ``direct`` tell, slot) triples), ``tells`` (the short path's (tell, slot)
+pairs, or None) and ``fetch_index`` (the fetch slot of a node whose only output is only
+fetched, or None), all set when it is wired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from antcolony.actors.frames import DEAD
+from antcolony.actors.messages import CONTROL, StepDrained
+from antcolony.actors.retvals import put_outputs
+from antcolony.actors.step import UNSET, StepState, finished, handed_on, passed_on, sent
+
+
+def input_held(tag: Any) -> None:
+    """A node keeps an input of ``tag`` until its others arrive: the message's unit ends."""
+    finished(tag)
+
+
+def propagate(node: Any, tag: Any, out: Any) -> None:
+    """The kernel of ``node`` produced ``out`` for ``tag``: send it on, and end the unit of the
+    message it handled (before the successors get their inputs: one may run at once and end
+    the step's last unit itself)."""
+    if tag.__class__ is StepState:
+        tells = node.tells
+        if tells is not None:
+            handed_on(tag, len(tells))
+            for deliver, slot in tells:
+                deliver((tag, slot, out))
+            return
+        j = node.fetch_index
+        if j is not None:
+            # retvals.put's write, then the unit ends: the step is read only once it has none
+            if not tag.aborted:
+                fetched = tag.fetched
+                if fetched[j] is UNSET:
+                    tag.fetches_set += 1
+                fetched[j] = out
+                if out is DEAD:
+                    tag.dead_fetch = True
+            # finished(tag) for a root-frame tag, inline (the hot path of a fetched node)
+            tag.pending -= 1
+            if not tag.pending:
+                tag.coordinator.tell(StepDrained(tag))
+            return
+    emit(node, tag, out, finish=True)
+
+
+def propagate_dead(node: Any, tag: Any) -> None:
+    """A dead input: every output of ``node`` is dead for ``tag`` (TF's dead-tensor rule)."""
+    spec = node.spec
+    n = 1 if spec.single_output else max(len(spec.op.outputs), 1)
+    emit(node, tag, DEAD if n == 1 else (DEAD,) * n, finish=True)
+
+
+def emit(node: Any, tag: Any, out: Any, finish: bool = False) -> None:
+    """Send the outputs: to other partitions, into the step's fetch slots, to successors.
+    With ``finish`` the handled message's unit ends here as well, before the successors get
+    their inputs."""
+    spec = node.spec
+    outs = (out,) if spec.single_output else (out if out is not None else ())
+    if spec.send_keys:
+        rendezvous = tag.step.rendezvous
+        dead = out is DEAD or bool(outs and outs[0] is DEAD)
+        for index, key in spec.send_keys:
+            rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
+    if spec.fetch_slots:
+        put_outputs(tag.step, spec.fetch_slots, spec.single_output, out)
+    edges = node.out_edges
+    if not edges:
+        if finish:
+            finished(tag)
+        return
+    if finish:
+        passed_on(tag, len(edges))
+    else:
+        sent(tag, len(edges))
+    # A control edge carries a token: dead when the node's output is dead.
+    token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
+    if spec.single_output:
+        for _, deliver, slot in edges:
+            deliver((tag, slot, out if slot >= 0 else token))
+    else:
+        for index, deliver, slot in edges:
+            deliver((tag, slot, outs[index] if slot >= 0 else token))
+
+
+def send_ahead(tag: Any, tells: tuple[tuple[Any, int], ...], value: Any) -> None:
+    """Tell ``value`` (a GPU pipeline's ``Pending``: the output of a kernel launched, not yet
+    run) to the successors on ``tells``; the launching message's unit stays held until the
+    kernel's completion is propagated."""
+    sent(tag, len(tells))
+    for deliver, slot in tells:
+        deliver((tag, slot, value))
