@@ -100,3 +100,26 @@ def send_ahead(tag: Any, tells: tuple[tuple[Any, int], ...], value: Any) -> None
     sent(tag, len(tells))
     for deliver, slot in tells:
         deliver((tag, slot, value))
+
+
+# -- a segment's steps (segment.py): always the root frame, segments host no control flow ------
+def awaiting(step: StepState) -> None:
+    """A segment left something of ``step`` to come back to it (a kernel launched, a wait for
+    variables, a ``Resume``): one more unit until that completion is handled."""
+    step.pending += 1
+
+
+def message_done(step: StepState) -> None:
+    """A segment fully handled one message (or completion) of ``step``: its unit ends."""
+    step.pending -= 1
+    if not step.pending:
+        step.coordinator.tell(StepDrained(step))
+
+
+def propagate_out(step: StepState, edges: Any, outs: Any) -> None:
+    """A segment member's outputs to actors outside the segment: ``edges`` holds (output index,
+    successor's ``direct`` tell, slot) triples; counted before the first delivery, which may run
+    its receiver at once."""
+    step.pending += len(edges)
+    for index, deliver, slot in edges:
+        deliver((step, slot, outs[index] if slot >= 0 else None))
