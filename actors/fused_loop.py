@@ -21,8 +21,8 @@ from typing import Any
 from antcolony.actors.loop_program import DONE, FAILED, RUNNING, LoopProgram
 from antcolony.actors.messages import NodeFailed
 from antcolony.actors.node import DeadAwareNode, NodeSpec
-from antcolony.actors.propagation import propagate
-from antcolony.actors.step import StepState, finished
+from antcolony.actors.propagation import conclude, propagate
+from antcolony.actors.step import StepState
 
 _now = time.perf_counter
 
@@ -72,7 +72,7 @@ class FusedLoopNode(DeadAwareNode):
         elif status == FAILED:
             self.executor.tell(NodeFailed(step, payload))
         else:  # STALLED: as unfused, nothing leaves the frame
-            finished(tag)
+            conclude(self, tag)
 
     def _resume(self, tag: Any, vals: list[Any]) -> None:
         if self.ref.is_alive and not tag.aborted:

@@ -20,6 +20,26 @@ from antcolony.actors.retvals import put_outputs
 from antcolony.actors.step import UNSET, StepState, finished, handed_on, passed_on, sent
 
 
+class _Nothing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no output>"
+
+
+#: What a control-flow role returns when it sends nothing under the handled message's tag.
+NOTHING = _Nothing()
+
+
+def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
+    """The message of ``tag`` that ``node`` handled is done: ``out`` (unless ``NOTHING``) goes
+    on under ``tag`` first, counted before it is delivered."""
+    if out is NOTHING:
+        finished(tag)
+    else:
+        emit(node, tag, out, finish=True)
+
+
 def input_held(tag: Any) -> None:
     """A node keeps an input of ``tag`` until its others arrive: the message's unit ends."""
     finished(tag)
