@@ -6,11 +6,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
 from threading import get_ident
 from typing import Any
 
 from antcolony.actors.cached_executor import CachedExecutor
-from antcolony.actors.device_context import SessionDevices
+from antcolony.actors.device_context import SessionDevices, device_settings
+from antcolony.actors.executor_cache import ExecutorCache
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.planner import bind_plans, plan_step
@@ -34,8 +36,8 @@ from antcolony.actors.session_stats import SessionStatistics, session_statistics
 from antcolony.actors.step import StepState, new_step_id, of_aborted_step
 from antcolony.actors.step_wait import deadline_of, settle, within
 from antcolony.config.atomic_file import write_file_atomic_async
-from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
-from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
+from antcolony.config.session_config import SessionConfig
+from antcolony.devices.device_set import DeviceInfo, DeviceSet, get_device_set
 from antcolony.devices.launch import DropLaunches
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
@@ -67,8 +69,10 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
-        self._executors: dict[tuple[Any, ...], CachedExecutor] = {}
-        self._plans: dict[Any, FetchPlan] = {}
+        self._cache = ExecutorCache()
+        # the cache's dicts (cleared in place): read by run's short path and session_stats
+        self._executors = self._cache.executors
+        self._plans = self._cache.plans
         self._run_actions = RunActionRegistry()
         self._resource_manager: ResourceManager | None = None
         self._statistics: StatisticsReporter | None = None
@@ -119,9 +123,8 @@ class Session:
         rt = get_runtime()
         if self._runtime is None or self._runtime.closed:
             self._runtime = rt
-            self._devices = get_device_set(rt, _device_settings(self._config))
-            self._executors.clear()
-            self._plans.clear()
+            self._devices = get_device_set(rt, device_settings(self._config))
+            self._cache.clear()
             self._registries = (RUN_ACTIONS, run_actions_of(rt), self._run_actions)
             # the registries' pre and post lists, which they change in place: any() of them is
             # the per-run check for actions
@@ -177,13 +180,17 @@ class Session:
         cls = fetches.__class__
         plan = self._plans.get(fetches) if cls is Tensor else fetches if cls is FetchPlan else None
         if plan is None:
-            plan = self._fetch_plan(fetches)
+            plan = self._cache.fetch_plan(self._graph, fetches)
         if feed_dict is None or (feed_dict.__class__ is dict and not feed_dict):
             feeds: dict[Tensor, Any] = {}
         else:
             feeds = self._convert_feeds(feed_dict)
         hit = plan.executors.get(tuple(feeds) if feeds else ())
-        executor, perm = hit if hit is not None else self._executor_for(rt, plan, feeds)
+        executor, perm = (
+            hit
+            if hit is not None
+            else self._cache.executor_for(plan, feeds, partial(self._build_executor, rt))
+        )
         # A deadline counts from the call: the run actions before and after the step (a job
         # suspended at its step boundary by perfControl 0, or paced) are inside it too.
         deadline = None if options is None else deadline_of(rt, options)
@@ -194,8 +201,8 @@ class Session:
             step_id = new_step_id()
             started = await self._run_actions_before(executor, step_id, options, deadline)
         step = executor.start(feeds, len(plan.tensors), trace, step_id)
-        if step is None:  # its executors stopped: _executor_for builds new ones
-            executor, perm = self._executor_for(rt, plan, feeds)
+        if step is None:  # its executors stopped: the cache builds new ones
+            executor, perm = self._cache.executor_for(plan, feeds, partial(self._build_executor, rt))
             step = executor.start(feeds, len(plan.tensors), trace, step_id)
             assert step is not None
         if step.done and step.error is None and not rt.yield_due():
@@ -213,18 +220,6 @@ class Session:
         if perm is not None:
             values = [values[i] for i in perm]
         return values[0] if plan.single else plan.pack(values)
-
-    def _fetch_plan(self, fetches: Any) -> FetchPlan:
-        # Plans of a tensor, op or name, or a flat list or tuple of them, are reused: a training
-        # loop fetches the same ``[loss, train_op]`` every step.
-        key = _plan_key(fetches)
-        plan = self._plans.get(key) if key is not None else None
-        if plan is not None:
-            return plan
-        plan = FetchPlan(self._graph, fetches)
-        if key is not None and len(self._plans) < 1024:
-            self._plans[key] = plan
-        return plan
 
     def make_callable(
         self,
@@ -289,29 +284,6 @@ class Session:
         if self._trace_all:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
-
-    def _executor_for(
-        self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]
-    ) -> tuple[CachedExecutor, list[int] | None]:
-        """The cached executor for the sorted (feeds, fetches, targets), and where each fetch lands."""
-        fast_key = tuple(feeds)
-        hit = plan.executors.get(fast_key)
-        if hit is not None and hit[0].alive:
-            return hit
-        feed_list = sorted(feeds, key=lambda t: t.name)
-        fetch_list = sorted(plan.tensors, key=lambda t: t.name)
-        key = (
-            tuple(t.name for t in feed_list),
-            tuple(t.name for t in fetch_list),
-            tuple(sorted(o.name for o in plan.targets)),
-        )
-        ex = self._executors.get(key)
-        if ex is None or not ex.alive:
-            ex = self._executors[key] = self._build_executor(rt, fetch_list, plan.targets, feed_list)
-        position = {id(t): i for i, t in enumerate(fetch_list)}
-        perm = [position[id(t)] for t in plan.tensors]
-        hit = plan.executors[fast_key] = (ex, None if perm == list(range(len(perm))) else perm)
-        return hit
 
     def _build_executor(
         self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]
@@ -447,8 +419,7 @@ class Session:
             await self._drop_gpu_work()
         executors = list(self._executors.values())
         stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
-        self._executors.clear()
-        self._plans.clear()
+        self._cache.clear()
         services = None
         if self._runtime is not None and (self._resource_manager or self._statistics):
             try:
@@ -473,44 +444,3 @@ class Session:
 
 #: How long ``close`` waits for kernels of its steps already running on a GPU stream.
 CLOSE_DRAIN_S = 10.0
-
-
-def _intra_op_threads(config: SessionConfig) -> int | None:
-    """BLAS threads for the runtime; None leaves BLAS alone (the config's 0)."""
-    if config.intra_op_threads is None:
-        return chosen_intra_op_threads(config.inter_op_threads)
-    return config.intra_op_threads or None
-
-
-_LEAVES = (Tensor, Operation, str)
-
-
-def _plan_key(fetches: Any) -> Any:
-    """The key of a reusable fetch plan, or None. The sequence's type is part of the key: a
-    namedtuple equals a plain tuple of the same elements, and a list packs differently."""
-    cls = fetches.__class__
-    if cls is list or cls is tuple:
-        for leaf in fetches:
-            if not isinstance(leaf, _LEAVES):
-                return None
-        return (cls, *fetches)
-    return fetches if isinstance(fetches, _LEAVES) else None
-
-
-def _device_settings(config: SessionConfig) -> DeviceSettings:
-    return DeviceSettings(
-        inter_op_threads=config.inter_op_threads,
-        intra_op_threads=_intra_op_threads(config),
-        cpu_priority_threads=config.cpu_priority_threads,
-        gpu_backend=config.gpu_backend,
-        sim_gpu_count=config.sim_gpu_count,
-        sim_gpu_memory=config.sim_gpu_memory,
-        gpu_compute_streams=config.gpu_compute_streams,
-        gpu_copy_streams=config.gpu_copy_streams,
-        engine=config.engine,
-        gpu_memory_limit=config.gpu_memory_limit,
-        allow_growth=config.allow_growth,
-        vmem=config.vmem,
-        host_mem_limit=config.host_mem_limit,
-        host_memory_retain=config.host_memory_retain,
-    )
