@@ -17,7 +17,7 @@ from typing import Any
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import CONTROL, StepDrained
 from antcolony.actors.retvals import put_outputs
-from antcolony.actors.step import UNSET, StepState, finished, handed_on, passed_on, sent
+from antcolony.actors.step import UNSET, StepState, finished, passed_on, sent
 
 
 class _Nothing:
@@ -33,16 +33,32 @@ NOTHING = _Nothing()
 
 def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
     """The message of ``tag`` that ``node`` handled is done: ``out`` (unless ``NOTHING``) goes
-    on under ``tag`` first, counted before it is delivered."""
-    if out is NOTHING:
-        finished(tag)
-    else:
-        emit(node, tag, out, finish=True)
+    on under ``tag`` first (counted before it is delivered), then the message's unit ends."""
+    if out is not NOTHING:
+        emit(node, tag, out)
+    # finished(tag), inline (every control-flow message ends here), after the outputs were
+    # delivered: loops keep the iteration order they had when roles counted for themselves
+    step = tag if tag.__class__ is StepState else tag.step
+    if tag is not step:
+        tag.pending -= 1
+        if not tag.pending:
+            tag.frame.iteration_idle(tag)
+    step.pending -= 1
+    if not step.pending:
+        step.coordinator.tell(StepDrained(step))
 
 
 def input_held(tag: Any) -> None:
-    """A node keeps an input of ``tag`` until its others arrive: the message's unit ends."""
-    finished(tag)
+    """A node keeps an input of ``tag`` until its others arrive: the message's unit ends
+    (``finished``, inline: every node with several inputs does this per input but one)."""
+    step = tag if tag.__class__ is StepState else tag.step
+    if tag is not step:
+        tag.pending -= 1
+        if not tag.pending:
+            tag.frame.iteration_idle(tag)
+    step.pending -= 1
+    if not step.pending:
+        step.coordinator.tell(StepDrained(step))
 
 
 def propagate(node: Any, tag: Any, out: Any) -> None:
@@ -52,7 +68,10 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
     if tag.__class__ is StepState:
         tells = node.tells
         if tells is not None:
-            handed_on(tag, len(tells))
+            # handed_on(tag, len(tells)), inline: the hot path of a node outside any segment
+            tag.pending += len(tells) - 1
+            if not tag.pending:
+                tag.coordinator.tell(StepDrained(tag))
             for deliver, slot in tells:
                 deliver((tag, slot, out))
             return

@@ -15,9 +15,8 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
 - ``finished(tag)``: one unit under ``tag`` is fully handled (what it produced already sent).
   An iteration with no unit left may end; a step with none left tells its coordinator
   ``StepDrained``.
-- ``handed_on(tag, n)``: a message under the root tag was handled and produced ``n`` messages
-  (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
-  ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
+- ``passed_on(tag, n)``: a message under ``tag`` was handled and produced ``n >= 1`` messages
+  (``sent`` and ``finished`` fused).
 
 The coordinator's executor ends its own start unit, which it holds while it delivers the step's
 first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
@@ -161,15 +160,8 @@ def finished(tag: Any) -> None:
         step.coordinator.tell(StepDrained(step))
 
 
-def handed_on(step: StepState, n: int) -> None:
-    """A root-frame unit was handled and produced ``n`` messages (told in the same turn)."""
-    step.pending += n - 1
-    if not step.pending:
-        step.coordinator.tell(StepDrained(step))
-
-
 def passed_on(tag: Any, n: int) -> None:
-    """``handed_on`` under any tag, for ``n >= 1``: the handled unit ends and ``n`` messages
+    """A handled message under ``tag`` produced ``n >= 1`` messages: the handled unit ends and ``n`` messages
     are in flight instead, counted before they are delivered. Nothing can reach zero here."""
     step = tag if tag.__class__ is StepState else tag.step
     step.pending += n - 1
