@@ -4,7 +4,8 @@ A node collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or on
 iteration); when all have arrived it runs its kernel (inline when cheap, on its device worker
 when expensive or on a GPU) and sends ``Input`` to each successor, values across partitions
 through the step's rendezvous, and fetched values into the step's fetch slots (retvals.py). Each
-message's completion unit is finished once the node has sent what it produced (step.py).
+message's completion unit is finished once the node has sent what it produced: the node hands its
+outputs to propagation.py, which sends them and counts (node kinds never touch step.py's count).
 
 The executor picks each node's class once, when it is built (``node_class``):
 
@@ -96,7 +97,7 @@ class NodeActor(Actor):
 
     Inputs go to successors with ``ActorRef.direct``: an idle successor handles its input at
     once, inside this node's turn (bounded depth), instead of a mailbox round trip. So every
-    unit a message stands for is counted (step.py) before the message is delivered.
+    unit a message stands for is counted (propagation.py) before the message is delivered.
     """
 
     inline_receive = True

@@ -244,8 +244,8 @@ class SegmentActor(Actor):
                 self.specs[m].worker.tell(launched)
                 continue
             try:
-                # By arity: f(*list) builds a tuple per call, whose allocations alone make the
-                # garbage collector a fifth of a fan-in step.
+                # By arity: f(*list) builds a tuple per call, and those allocations set off the
+                # garbage collector on wide steps.
                 if arity == 2:
                     out = compute(inputs[0], inputs[1])
                 elif arity == 1:
