@@ -43,7 +43,7 @@ from antcolony.actors.messages import (
     NodeFailed,
     Wire,
 )
-from antcolony.actors.propagation import input_held, propagate, propagate_dead
+from antcolony.actors.propagation import conclude, propagate, propagate_dead
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
@@ -152,7 +152,7 @@ class NodeActor(Actor):
             state[2] = True
         state[0] -= 1
         if state[0]:
-            input_held(tag)
+            conclude(self, tag)  # the input is held: the message's unit ends
             return None
         del self.partial[tag]
         return state[1], state[2]

@@ -33,24 +33,13 @@ NOTHING = _Nothing()
 
 def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
     """The message of ``tag`` that ``node`` handled is done: ``out`` (unless ``NOTHING``) goes
-    on under ``tag`` first (counted before it is delivered), then the message's unit ends."""
+    on under ``tag`` first (counted before it is delivered), then the message's unit ends.
+    Without ``out``: also a node keeping an input of ``tag`` until its others arrive."""
     if out is not NOTHING:
         emit(node, tag, out)
-    # finished(tag), inline (every control-flow message ends here), after the outputs were
-    # delivered: loops keep the iteration order they had when roles counted for themselves
-    step = tag if tag.__class__ is StepState else tag.step
-    if tag is not step:
-        tag.pending -= 1
-        if not tag.pending:
-            tag.frame.iteration_idle(tag)
-    step.pending -= 1
-    if not step.pending:
-        step.coordinator.tell(StepDrained(step))
-
-
-def input_held(tag: Any) -> None:
-    """A node keeps an input of ``tag`` until its others arrive: the message's unit ends
-    (``finished``, inline: every node with several inputs does this per input but one)."""
+    # finished(tag), inline (every control-flow message and every held input ends here),
+    # after the outputs were delivered: loops keep the iteration order they had when roles
+    # counted for themselves
     step = tag if tag.__class__ is StepState else tag.step
     if tag is not step:
         tag.pending -= 1
@@ -77,7 +66,8 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
             return
         j = node.fetch_index
         if j is not None:
-            # retvals.put's write, then the unit ends: the step is read only once it has none
+            # retvals.put's write, inline with the unit's end (the hot path of a fetched node:
+            # a call of put here costs a call per step); the step is read only once it has none
             if not tag.aborted:
                 fetched = tag.fetched
                 if fetched[j] is UNSET:
