@@ -25,7 +25,8 @@ import numpy as np
 
 from antcolony.actors.frames import DEAD, frame_for
 from antcolony.actors.node import DeadAwareNode, NodeSpec
-from antcolony.actors.step import finished, in_flight, sent
+from antcolony.actors.propagation import NOTHING, conclude, emit
+from antcolony.actors.step import in_flight
 
 
 class ControlFlowNode(DeadAwareNode):
@@ -66,34 +67,32 @@ class ControlFlowNode(DeadAwareNode):
             return
         gathered = self._gather(tag, slot, value)
         if gathered is not None:
-            self.handlers[self.role](tag, *gathered)
-            finished(tag)
+            conclude(self, tag, self.handlers[self.role](tag, *gathered))
 
-    # -- roles ---------------------------------------------------------------------------------
-    def _switch(self, tag: Any, args: list[Any], dead: bool) -> None:
+    # -- roles: each returns its outputs under the handled tag, or NOTHING ----------------------
+    def _switch(self, tag: Any, args: list[Any], dead: bool) -> Any:
         if dead:
-            self._emit(tag, (DEAD, DEAD))
-            return
+            return (DEAD, DEAD)
         data, pred = args[0], args[1]
-        self._emit(tag, (DEAD, data) if bool(pred) else (data, DEAD))
+        return (DEAD, data) if bool(pred) else (data, DEAD)
 
-    def _identity(self, tag: Any, args: list[Any], dead: bool) -> None:
-        self._emit(tag, DEAD if dead else args[0])
+    def _identity(self, tag: Any, args: list[Any], dead: bool) -> Any:
+        return DEAD if dead else args[0]
 
-    def _trigger(self, tag: Any, args: list[Any], dead: bool) -> None:
-        self._emit(tag, None)  # a live control token whatever arrived
+    def _trigger(self, tag: Any, args: list[Any], dead: bool) -> Any:
+        return None  # a live control token whatever arrived
 
     def _merge(self, tag: Any, slot: int, value: Any) -> None:
         if self.loop_merge:
             # Iterations arrive as separate tags; a control input of a loop Merge would come from
             # outside the frame, which while_loop never builds, so it only orders nothing here.
-            if slot >= 0:
-                if value is DEAD:
-                    tag.dead = True
-                    self._emit(tag, (DEAD, DEAD))
-                else:
-                    self._emit(tag, (value, np.int32(slot)))
-            finished(tag)
+            if slot < 0:
+                conclude(self, tag)
+            elif value is DEAD:
+                tag.dead = True
+                conclude(self, tag, (DEAD, DEAD))
+            else:
+                conclude(self, tag, (value, np.int32(slot)))
             return
         # [data inputs arrived, control inputs arrived, first live (value, index) or None, fired]
         state = self.partial.get(tag)
@@ -105,18 +104,19 @@ class ControlFlowNode(DeadAwareNode):
             state[0] += 1
             if value is not DEAD and state[2] is None:
                 state[2] = (value, np.int32(slot))
+        out: Any = NOTHING
         if not state[3] and state[1] == self.n_control:
             if state[2] is not None:
-                self._emit(tag, state[2])
+                out = state[2]
                 state[2], state[3] = (), True  # fired: drop the value, keep "a live input came"
             elif state[0] == self.n_data:
                 state[3] = True
-                self._emit(tag, (DEAD, DEAD))
+                out = (DEAD, DEAD)
         if state[0] == self.n_data and state[1] == self.n_control:
             del self.partial[tag]
-        finished(tag)
+        conclude(self, tag, out)
 
-    def _enter(self, tag: Any, args: list[Any], dead: bool) -> None:
+    def _enter(self, tag: Any, args: list[Any], dead: bool) -> Any:
         attrs = self.spec.role_attrs
         frame = frame_for(
             tag.step,
@@ -133,35 +133,26 @@ class ControlFlowNode(DeadAwareNode):
             if first is not None and not in_flight(first):
                 frame.iteration_idle(first)
         else:
-            first = frame.iteration(0)
-            self._emit(first, value)
-            finished(first)  # the unit iteration 0 held for this loop variable
+            # ends the unit iteration 0 held for this loop variable
+            conclude(self, frame.iteration(0), value)
+        return NOTHING
 
-    def _exit(self, tag: Any, args: list[Any], dead: bool) -> None:
-        if dead and not getattr(tag, "dead", False):
-            return
-        self._emit(tag.frame.parent, DEAD if dead else args[0])
+    def _exit(self, tag: Any, args: list[Any], dead: bool) -> Any:
+        if not dead or getattr(tag, "dead", False):
+            emit(self, tag.frame.parent, DEAD if dead else args[0])
+        return NOTHING
 
-    def _next_iteration(self, tag: Any, args: list[Any], dead: bool) -> None:
+    def _next_iteration(self, tag: Any, args: list[Any], dead: bool) -> Any:
         if dead:
-            return
+            return NOTHING
         frame, nxt, value = tag.frame, tag.iter + 1, args[0]
         if frame.may_start(nxt):
             self._enter_next(frame, nxt, value)
-            return
-        # parallel_iterations reached: the value waits in the frame. The step keeps a unit for
-        # it, but this iteration does not, so it can finish and let the next one start.
-        step = tag.step
-        sent(step, 1)
-
-        def start() -> None:
-            # Called inside another node's turn (the one finishing the oldest iteration).
-            self.as_turn(self._enter_next, frame, nxt, value)
-            finished(step)
-
-        frame.defer(nxt, start)
+        else:
+            # parallel_iterations reached: the value waits in the frame. Called inside another
+            # node's turn (the one finishing the oldest iteration).
+            frame.defer(nxt, lambda: self.as_turn(self._enter_next, frame, nxt, value))
+        return NOTHING
 
     def _enter_next(self, frame: Any, nxt: int, value: Any) -> None:
-        entered = frame.iteration(nxt, hold=1)
-        self._emit(entered, value)
-        finished(entered)
+        conclude(self, frame.iteration(nxt, hold=1), value)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from antcolony.actors.node import static_input_elements
-from antcolony.config.session_config import SessionConfig
-from antcolony.devices.device_set import HOST, DeviceSet
+from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
+from antcolony.devices.device_set import HOST, DeviceSet, DeviceSettings
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.kernels.registry import Aliasing, KernelContext, find_kernel
 from antcolony.errors import OpError, UnimplementedError
@@ -132,3 +132,31 @@ class SessionDevices:
             return value
         # Constants are copied to their GPU once, when the executor is built.
         return self.transfer(HOST, device)(value)
+
+
+def _intra_op_threads(config: SessionConfig) -> int | None:
+    """BLAS threads for the runtime; None leaves BLAS alone (the config's 0)."""
+    if config.intra_op_threads is None:
+        return chosen_intra_op_threads(config.inter_op_threads)
+    return config.intra_op_threads or None
+
+
+def device_settings(config: SessionConfig) -> DeviceSettings:
+    """The device set's settings a session's config asks for."""
+    return DeviceSettings(
+        inter_op_threads=config.inter_op_threads,
+        intra_op_threads=_intra_op_threads(config),
+        cpu_priority_threads=config.cpu_priority_threads,
+        gpu_backend=config.gpu_backend,
+        sim_gpu_count=config.sim_gpu_count,
+        sim_gpu_memory=config.sim_gpu_memory,
+        gpu_compute_streams=config.gpu_compute_streams,
+        gpu_copy_streams=config.gpu_copy_streams,
+        engine=config.engine,
+        gpu_memory_limit=config.gpu_memory_limit,
+        allow_growth=config.allow_growth,
+        vmem=config.vmem,
+        host_mem_limit=config.host_mem_limit,
+        host_memory_retain=config.host_memory_retain,
+        cuda_virtual_memory=config.cuda_virtual_memory,
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
+from antcolony.actors.propagation import propagate_dead
 from antcolony.devices.launch import KernelDone
 
 
@@ -19,7 +20,7 @@ class EngineNode(DeadAwareNode):
 
     def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
         if dead:
-            self._emit_dead(tag)
+            propagate_dead(self, tag)
             return
         spec = self.spec
         inline = not self.offload or (self.threshold > 0 and input_elements(args) < self.threshold)

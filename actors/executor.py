@@ -1,12 +1,13 @@
 """The executor of one partition (device) of one cached (feeds, fetches, targets) key.
 
-An actor owning one node actor per node of its partition. Each ``session.run`` tells the
+An actor owning one node actor per node of its partition. ``CachedExecutor.start`` tells the
 StepState itself to every partition's executor: each sends its feeds and start tokens, node
 actors pass ``Input`` messages along the edges and values across partitions through the step's
-rendezvous, fetch producers fill the step's fetch slots (retvals.py), and the host partition's
-executor (the coordinator) completes the step when nothing of it is in flight any more (step.py
-counts): in its own start turn when the step drained there, else when it hears
-``StepDrained``. A failure in any partition aborts the step in all of them.
+rendezvous (propagation.py sends a node's outputs and counts them), fetch producers fill the
+step's fetch slots (retvals.py), and the host partition's executor (the coordinator) completes
+the step when nothing of it is in flight any more (step.py's count): in its own start turn
+when the step drained there, else when it hears ``StepDrained``. A failure in any partition
+aborts the step in all of them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from antcolony.actors.rendezvous import NO_RENDEZVOUS
 from antcolony.actors.retvals import put
 from antcolony.actors.segment import SegmentActor
 from antcolony.actors.segment_plan import build_segment
-from antcolony.actors.step import UNSET, StepState, finished, finished_last, of_aborted_step
+from antcolony.actors.step import UNSET, StepState, finished, of_aborted_step
 from antcolony.actors.supervision import Directive
 from antcolony.devices.launch import DropLaunches, KernelDone, Launch
 from antcolony.errors import InternalError, InvalidArgumentError, ResourceExhaustedError
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 class ExecutorActor(Actor):
     """Receives a StepState (start it), StepDrained, NodeFailed, AbortStep and StepCompleted
     for the steps of one partition, and KernelDone for a step's large fetches copied on a CPU
-    worker thread (fetch_ownership.py). Its handlers are synchronous: the session
+    worker thread (fetch_ownership.py). Its handlers are synchronous: ``CachedExecutor.start``
     starts a step with a direct tell, so a step of cheap CPU nodes can complete in the caller's
     own turn."""
 
@@ -99,7 +100,7 @@ class ExecutorActor(Actor):
     def on_receive(self, msg: Any) -> None:
         cls = type(msg)
         if cls is StepState:
-            self._start(msg)  # the session tells the step itself to start it
+            self._start(msg)  # CachedExecutor.start tells the step itself to start it
         elif cls is StepDrained:
             self._complete(msg.step)
         elif cls is NodeFailed or cls is AbortStep:
@@ -130,7 +131,10 @@ class ExecutorActor(Actor):
             deliver((step, CONTROL, None))
         if self.ref is not step.coordinator:
             finished(step)
-        elif finished_last(step):
+            return
+        # the coordinator's start unit ends: it completes a step drained in this turn itself
+        step.pending -= 1
+        if not step.pending:
             if self.mailbox:
                 # what this turn queued (a node's failure) is handled first, as a message would be
                 self.ref.tell(StepDrained(step))

@@ -99,6 +99,10 @@ class FrameState:
         return i < self.base + self.parallel
 
     def defer(self, i: int, action: Callable[[], None]) -> None:
+        """Run ``action`` (enter iteration ``i``) once ``parallel_iterations`` lets it start.
+        The step holds a unit for it meanwhile, but no iteration does, so the one that deferred
+        it can finish and let ``i`` start."""
+        sent(self.step, 1)
         self.deferred.setdefault(i, []).append(action)
 
     def add_constant(self, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
@@ -125,6 +129,7 @@ class FrameState:
             self.base += 1
             for action in self.deferred.pop(self.base + self.parallel - 1, []):
                 action()
+                finished(self.step)  # the unit ``defer`` held
         if not self.iterations and not self.deferred and not self.done:
             self._finish()
 

@@ -21,7 +21,8 @@ from typing import Any
 from antcolony.actors.loop_program import DONE, FAILED, RUNNING, LoopProgram
 from antcolony.actors.messages import NodeFailed
 from antcolony.actors.node import DeadAwareNode, NodeSpec
-from antcolony.actors.step import StepState, finished
+from antcolony.actors.propagation import conclude, propagate
+from antcolony.actors.step import StepState
 
 _now = time.perf_counter
 
@@ -67,11 +68,11 @@ class FusedLoopNode(DeadAwareNode):
         if status == RUNNING:
             self.runtime.loop.call_soon(self._resume, tag, vals)
         elif status == DONE:
-            self._emit_finish(tag, payload)
+            propagate(self, tag, payload)
         elif status == FAILED:
             self.executor.tell(NodeFailed(step, payload))
         else:  # STALLED: as unfused, nothing leaves the frame
-            finished(tag)
+            conclude(self, tag)
 
     def _resume(self, tag: Any, vals: list[Any]) -> None:
         if self.ref.is_alive and not tag.aborted:

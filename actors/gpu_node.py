@@ -6,7 +6,7 @@ from typing import Any
 
 from antcolony.actors.messages import Wire
 from antcolony.actors.node import NodeActor
-from antcolony.actors.step import sent
+from antcolony.actors.propagation import send_ahead
 from antcolony.devices.launch import KernelDone
 from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 
@@ -39,9 +39,7 @@ class PipelinedGpuNode(NodeActor):
         pending = Pending(self.host_value)
         # The worker hears of this launch before any dependent's (pipeline.py's invariants).
         self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, pending))
-        sent(tag, len(tells))
-        for deliver, slot in tells:
-            deliver((tag, slot, pending))
+        send_ahead(tag, tells, pending)
 
     _ready = _run
 

@@ -5,9 +5,9 @@ The device protocol (``Launch``, ``KernelDone``) lives in ``devices/launch.py``.
 
 ``Input`` is a plain tuple ``(tag, slot, value)``: a value (or a control token, slot CONTROL)
 for one input slot of a node under one tag (a step, or a loop iteration). It is created once
-per edge per step, and a tuple costs a third of a slotted instance; node actors recognise it
-by ``msg.__class__ is tuple``. The session starts a step by telling the ``StepState`` itself to
-each partition's executor.
+per edge per step, and a tuple is cheaper to make than a slotted instance; node actors
+recognise it by ``msg.__class__ is tuple``. ``CachedExecutor.start`` starts a step by telling the
+``StepState`` itself to each partition's executor.
 
 One name per event:
 

@@ -4,7 +4,8 @@ A node collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or on
 iteration); when all have arrived it runs its kernel (inline when cheap, on its device worker
 when expensive or on a GPU) and sends ``Input`` to each successor, values across partitions
 through the step's rendezvous, and fetched values into the step's fetch slots (retvals.py). Each
-message's completion unit is finished once the node has sent what it produced (step.py).
+message's completion unit is finished once the node has sent what it produced: the node hands its
+outputs to propagation.py, which sends them and counts (node kinds never touch step.py's count).
 
 The executor picks each node's class once, when it is built (``node_class``):
 
@@ -37,14 +38,13 @@ from typing import Any
 from antcolony.actors.actor import Actor
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import (
-    CONTROL,
     AbortStep,
     ForgetStep,
     NodeFailed,
     Wire,
 )
-from antcolony.actors.retvals import put, put_outputs
-from antcolony.actors.step import StepState, finished, handed_on, passed_on, sent
+from antcolony.actors.propagation import conclude, propagate, propagate_dead
+from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.graph import shapes as S
@@ -97,7 +97,7 @@ class NodeActor(Actor):
 
     Inputs go to successors with ``ActorRef.direct``: an idle successor handles its input at
     once, inside this node's turn (bounded depth), instead of a mailbox round trip. So every
-    unit a message stands for is counted (step.py) before the message is delivered.
+    unit a message stands for is counted (propagation.py) before the message is delivered.
     """
 
     inline_receive = True
@@ -152,7 +152,7 @@ class NodeActor(Actor):
             state[2] = True
         state[0] -= 1
         if state[0]:
-            finished(tag)
+            conclude(self, tag)  # the input is held: the message's unit ends
             return None
         del self.partial[tag]
         return state[1], state[2]
@@ -198,18 +198,7 @@ class NodeActor(Actor):
         except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
-        tells = self.tells
-        if tag is step:
-            if tells is not None:
-                handed_on(step, len(tells))
-                for deliver, slot in tells:
-                    deliver((tag, slot, out))
-                return
-            if self.fetch_index is not None:
-                put(step, self.fetch_index, out)
-                finished(step)
-                return
-        self._emit_finish(tag, out)
+        propagate(self, tag, out)
 
     # A plain node runs whatever arrived: it never sees a dead value.
     _ready = _run
@@ -222,7 +211,7 @@ class NodeActor(Actor):
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
             return
         step.trace.append(inline_record(self.spec, start, out))
-        self._emit_finish(tag, out)
+        propagate(self, tag, out)
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
         tag = msg.step
@@ -236,53 +225,7 @@ class NodeActor(Actor):
             step.trace.append(
                 (self.spec.op, self.spec.device, msg.worker, msg.start, msg.end, output_nbytes(msg.outputs))
             )
-        self._emit_finish(tag, msg.outputs)
-
-    # -- outputs -------------------------------------------------------------------------------
-    def _emit_finish(self, tag: Any, out: Any) -> None:
-        """Emit, and finish the message's unit."""
-        tells = self.tells
-        if tells is not None and tag.__class__ is StepState:
-            handed_on(tag, len(tells))  # _emit's work, for _run's short path's nodes
-            for deliver, slot in tells:
-                deliver((tag, slot, out))
-            return
-        self._emit(tag, out, finish=True)
-
-    def _emit(self, tag: Any, out: Any, finish: bool = False) -> None:
-        """Send the outputs: to other partitions, into the step's fetch slots, to successors.
-        With ``finish`` the handled message's unit ends here as well, before the successors get
-        their inputs: one of them may run at once and end the step's last unit itself."""
-        spec = self.spec
-        outs = (out,) if spec.single_output else (out if out is not None else ())
-        if spec.send_keys:
-            rendezvous = tag.step.rendezvous
-            dead = out is DEAD or bool(outs and outs[0] is DEAD)
-            for index, key in spec.send_keys:
-                rendezvous.send(key, (DEAD if dead else None) if index == CONTROL else outs[index])
-        if spec.fetch_slots:
-            put_outputs(tag.step, spec.fetch_slots, spec.single_output, out)
-        edges = self.out_edges
-        if not edges:
-            if finish:
-                finished(tag)
-            return
-        if finish:
-            passed_on(tag, len(edges))
-        else:
-            sent(tag, len(edges))
-        # A control edge carries a token: dead when the node's output is dead.
-        token = DEAD if out is DEAD or (outs and outs[0] is DEAD) else None
-        if spec.single_output:
-            for _, deliver, slot in edges:
-                deliver((tag, slot, out if slot >= 0 else token))
-        else:
-            for index, deliver, slot in edges:
-                deliver((tag, slot, outs[index] if slot >= 0 else token))
-
-    def _emit_dead(self, tag: Any) -> None:
-        n = 1 if self.spec.single_output else max(len(self.spec.op.outputs), 1)
-        self._emit(tag, DEAD if n == 1 else (DEAD,) * n, finish=True)
+        propagate(self, tag, msg.outputs)
 
 
 class DeadAwareNode(NodeActor):
@@ -290,7 +233,7 @@ class DeadAwareNode(NodeActor):
 
     def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
         if dead:
-            self._emit_dead(tag)
+            propagate_dead(self, tag)
         else:
             self._run(tag, args)
 

@@ -7,6 +7,7 @@ from typing import Any
 from antcolony.actors.frames import DEAD
 from antcolony.actors.messages import Arrived
 from antcolony.actors.node import NodeActor
+from antcolony.actors.propagation import propagate
 from antcolony.devices.launch import Launch
 
 
@@ -32,7 +33,7 @@ class RecvNode(NodeActor):
         value = fut.result()
         spec = self.spec
         if spec.compute is None or value is DEAD:
-            self._emit_finish(tag, value)
+            propagate(self, tag, value)
         else:
             spec.worker.tell(Launch(tag, spec.compute, [value], 1, self.ref, kind="copy"))
 

@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-clock = time.perf_counter  # the clock of ``yield_due`` (Session.run inlines its test)
+clock = time.perf_counter  # the clock of ``yield_due``
 
 _MIN_CLEANUP_SECONDS = 0.5
 """Time granted to cancelled tasks and ``aclose`` even when the shutdown timeout is used up."""

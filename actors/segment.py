@@ -14,7 +14,8 @@ A message into the segment is ``(step, slot, value)`` with a *segment slot* (seg
 which also picks the members and wraps those touching variables). Members are only ever nodes of
 graphs without control flow (no dead values) in the root frame, so a tag is always the step.
 
-Completion (step.py): each message handled is one unit, finished once what it produced was sent;
+Completion (counted by propagation.py's segment functions): each message handled is one unit,
+finished once what it produced was sent;
 internal edges are not messages and count nothing; a launched member's kernel is a unit until its
 ``KernelDone`` is handled.
 """
@@ -34,9 +35,10 @@ from antcolony.actors.node import (
     input_elements,
     output_nbytes,
 )
+from antcolony.actors.propagation import awaiting, message_done, propagate_out
 from antcolony.actors.retvals import put_outputs
 from antcolony.actors.segment_plan import VarsBusy, holding
-from antcolony.actors.step import StepState, finished, sent
+from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
 from antcolony.errors import InternalError
@@ -236,14 +238,14 @@ class SegmentActor(Actor):
             compute, arity, threshold, route, template = members[m]
             inputs = args[m]
             if threshold is not None and input_elements(inputs) >= threshold:
-                sent(step, 1)  # the kernel's KernelDone is a unit of the step
+                awaiting(step)  # its KernelDone
                 launched = Launch((step, m), self.computes[m], inputs.copy(), 0, self.ref)
                 inputs[:] = template
                 self.specs[m].worker.tell(launched)
                 continue
             try:
-                # By arity: f(*list) builds a tuple per call, whose allocations alone make the
-                # garbage collector a fifth of a fan-in step.
+                # By arity: f(*list) builds a tuple per call, and those allocations set off the
+                # garbage collector on wide steps.
                 if arity == 2:
                     out = compute(inputs[0], inputs[1])
                 elif arity == 1:
@@ -270,7 +272,7 @@ class SegmentActor(Actor):
                 if not counts[n]:
                     push(n)
         if ready:
-            sent(step, 1)
+            awaiting(step)  # the Resume
             self.ref.tell(Resume(step))
         run.left -= ran
         runtime.inline_left -= granted - budget
@@ -305,9 +307,7 @@ class SegmentActor(Actor):
                 run.ready.append(n)
         edges = self.external[m]
         if edges:
-            sent(step, len(edges))  # counted first: a delivery may run its receiver at once
-            for index, deliver, slot in edges:
-                deliver((step, slot, outs[index] if slot >= 0 else None))
+            propagate_out(step, edges, outs)
         fetch_slots = self.fetch_slots[m]
         if fetch_slots:
             put_outputs(step, fetch_slots, self.single[m], out)
@@ -316,7 +316,7 @@ class SegmentActor(Actor):
         if not run.left and self.runs.pop(step, None) is run and len(self.spare) < 2:
             run.reset(self.expected)
             self.spare.append(run)
-        finished(step)
+        message_done(step)
 
     def _fail(self, step: Any, m: int, exc: BaseException) -> None:
         self.runs.pop(step, None)
@@ -329,7 +329,7 @@ class SegmentActor(Actor):
             return
         if msg.error is not None:
             self._fail(step, m, msg.error)
-            finished(step)
+            message_done(step)
             return
         if step.trace is not None:
             spec = self.specs[m]
@@ -352,7 +352,7 @@ class SegmentActor(Actor):
     def _wait_for_vars(self, step: Any, m: int) -> None:
         """Member ``m``'s variables are held by an earlier op: it runs when the engine grants
         them (its inputs stay gathered meanwhile); the wait is a unit of the step."""
-        sent(step, 1)
+        awaiting(step)  # the grant
         engine, reads, writes = self.accesses[m]  # type: ignore[misc]
         engine.push(functools.partial(self._granted, step, m), HOST, reads, writes, "async")
 
@@ -375,7 +375,7 @@ class SegmentActor(Actor):
             out = compute(*inputs)
         except Exception as exc:
             self._fail(step, m, exc)
-            finished(step)
+            message_done(step)
             return
         finally:
             on_complete()

@@ -5,18 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
 from threading import get_ident
-from typing import Any, NoReturn
+from typing import Any
 
 from antcolony.actors.cached_executor import CachedExecutor
-from antcolony.actors.device_context import SessionDevices
-from antcolony.actors.executor import ExecutorActor
+from antcolony.actors.device_context import SessionDevices, device_settings
+from antcolony.actors.executor_cache import ExecutorCache
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
-from antcolony.actors.messages import AbortStep
 from antcolony.actors.planner import bind_plans, plan_step
-from antcolony.actors.rendezvous import NO_RENDEZVOUS, LocalRendezvous
 from antcolony.actors.run_actions import (
     RUN_ACTIONS,
     RunAction,
@@ -29,22 +28,22 @@ from antcolony.actors.run_actions import (
 )
 from antcolony.actors.run_args import check_run_options, collect_feeds
 from antcolony.actors.run_options import RunMetadata, RunOptions
-from antcolony.actors.runtime import Runtime, clock, get_runtime
+from antcolony.actors.runtime import Runtime, get_runtime
 from antcolony.actors.services.job import job_services
 from antcolony.actors.services.resource_manager import ResourceManager
 from antcolony.actors.services.statistics_action import StatisticsReporter
 from antcolony.actors.session_stats import SessionStatistics, session_statistics
-from antcolony.actors.step import StepState, of_aborted_step
+from antcolony.actors.step import StepState, new_step_id, of_aborted_step
+from antcolony.actors.step_wait import deadline_of, settle, within
 from antcolony.config.atomic_file import write_file_atomic_async
-from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
-from antcolony.devices.device_set import DeviceInfo, DeviceSet, DeviceSettings, get_device_set
+from antcolony.config.session_config import SessionConfig
+from antcolony.devices.device_set import DeviceInfo, DeviceSet, get_device_set
 from antcolony.devices.launch import DropLaunches
 from antcolony.devices.resources import SessionResources
 from antcolony.errors import (
     ActorError,
     AsyncOnlyError,
     CancelledError,
-    DeadlineExceededError,
     InvalidArgumentError,
     SessionClosedError,
 )
@@ -70,8 +69,10 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
-        self._executors: dict[tuple[Any, ...], CachedExecutor] = {}
-        self._plans: dict[Any, FetchPlan] = {}
+        self._cache = ExecutorCache()
+        # the cache's dicts (cleared in place): read by run's short path and session_stats
+        self._executors = self._cache.executors
+        self._plans = self._cache.plans
         self._run_actions = RunActionRegistry()
         self._resource_manager: ResourceManager | None = None
         self._statistics: StatisticsReporter | None = None
@@ -122,9 +123,8 @@ class Session:
         rt = get_runtime()
         if self._runtime is None or self._runtime.closed:
             self._runtime = rt
-            self._devices = get_device_set(rt, _device_settings(self._config))
-            self._executors.clear()
-            self._plans.clear()
+            self._devices = get_device_set(rt, device_settings(self._config))
+            self._cache.clear()
             self._registries = (RUN_ACTIONS, run_actions_of(rt), self._run_actions)
             # the registries' pre and post lists, which they change in place: any() of them is
             # the per-run check for actions
@@ -170,63 +170,56 @@ class Session:
         run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the graph fragment needed for ``fetches``; returns values in the same structure."""
-        # The checks below are _attach's, _fetch_plan's and check_run_options' short paths:
-        # a repeated run of a cheap step costs a few microseconds, most of it these layers.
         if options is not None or run_metadata is not None:
             check_run_options(options, run_metadata)
         rt = self._runtime
-        # The runtime's loop is the running one when it runs and this is the thread _attach found
-        # it running in (one thread runs one loop at a time). asyncio.get_running_loop, _attach's
-        # exact test, makes a getpid system call: 0.2 us, a twelfth of a cheap step.
+        # _attach's test, without its getpid system call (asyncio.get_running_loop): the
+        # runtime's loop is the running one when it runs in the thread _attach found it in.
         if self._closed or rt is None or rt.closed or self._thread != get_ident() or not rt.loop.is_running():
             rt = self._attach()
-        plan = self._plans.get(fetches) if fetches.__class__ is Tensor else None
+        cls = fetches.__class__
+        plan = self._plans.get(fetches) if cls is Tensor else fetches if cls is FetchPlan else None
         if plan is None:
-            plan = self._fetch_plan(fetches)
+            plan = self._cache.fetch_plan(self._graph, fetches)
         if feed_dict is None or (feed_dict.__class__ is dict and not feed_dict):
             feeds: dict[Tensor, Any] = {}
         else:
             feeds = self._convert_feeds(feed_dict)
-        if options is not None or self._trace_all or any(self._action_lists):
-            return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
-        # no run actions, no tracing, no deadline: _run_plan's steps, shortened
         hit = plan.executors.get(tuple(feeds) if feeds else ())
-        executor, perm = hit if hit is not None and hit[0].cell.alive else self._executor_for(rt, plan, feeds)
-        step = StepState(  # _new_step's, inlined: one call fewer on the fixed-cost path
-            [feeds[t] for t in executor.feeds] if feeds else (),
-            len(plan.tensors),
-            False,
-            executor.refs,
-            executor.coordinator,
-            LocalRendezvous(rt.loop) if executor.partitioned else NO_RENDEZVOUS,
-            executor.units,
+        executor, perm = (
+            hit
+            if hit is not None
+            else self._cache.executor_for(plan, feeds, partial(self._build_executor, rt))
         )
-        for start in executor.starts:
-            start(step)  # the step itself is the start message
-        # yield_due's test inlined: it is false on nearly every step
-        if step.done and step.error is None and (clock() - rt.yielded_at < rt.yield_s or not rt.yield_due()):
+        # A deadline counts from the call: the run actions before and after the step (a job
+        # suspended at its step boundary by perfControl 0, or paced) are inside it too.
+        deadline = None if options is None else deadline_of(rt, options)
+        trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
+        actions = any(self._action_lists)
+        step_id = 0
+        if actions:
+            step_id = new_step_id()
+            started = await self._run_actions_before(executor, step_id, options, deadline)
+        step = executor.start(feeds, len(plan.tensors), trace, step_id)
+        if step is None:  # its executors stopped: the cache builds new ones
+            executor, perm = self._cache.executor_for(plan, feeds, partial(self._build_executor, rt))
+            step = executor.start(feeds, len(plan.tensors), trace, step_id)
+            assert step is not None
+        if step.done and step.error is None and not rt.yield_due():
             values = step.fetched
         else:
             try:
-                values = await self._settle(step, executor, None)
+                values = await settle(step, executor, self._inflight, options, deadline)
             except BaseException:
-                del step, executor  # see _settle: this frame must not keep them either
+                del step, executor  # see step_wait.py: this frame must not keep them either
                 raise
+        if actions:
+            await self._run_actions_after(executor, step, options, deadline, started)
+        if trace:
+            self._record_trace(step, run_metadata)
         if perm is not None:
             values = [values[i] for i in perm]
         return values[0] if plan.single else plan.pack(values)
-
-    def _fetch_plan(self, fetches: Any) -> FetchPlan:
-        # Plans of a tensor, op or name, or a flat list or tuple of them, are reused: a training
-        # loop fetches the same ``[loss, train_op]`` every step.
-        key = _plan_key(fetches)
-        plan = self._plans.get(key) if key is not None else None
-        if plan is not None:
-            return plan
-        plan = FetchPlan(self._graph, fetches)
-        if key is not None and len(self._plans) < 1024:
-            self._plans[key] = plan
-        return plan
 
     def make_callable(
         self,
@@ -246,123 +239,44 @@ class Session:
                 raise InvalidArgumentError(
                     None, None, f"callable expects {len(feed_tensors)} feed values, got {len(args)}"
                 )
-            check_run_options(options, run_metadata)
-            rt = self._attach()
-            feeds = {t: convert_feed(t, v) for t, v in zip(feed_tensors, args)}
-            return plan.pack(await self._run_plan(rt, plan, feeds, options, run_metadata))
+            # Session.run takes the plan built above as its fetches.
+            return await self.run(plan, dict(zip(feed_tensors, args)), options, run_metadata)
 
         return call
 
-    async def _run_plan(
-        self,
-        rt: Runtime,
-        plan: FetchPlan,
-        feeds: dict[Tensor, Any],
-        options: RunOptions | None,
-        run_metadata: RunMetadata | None,
-    ) -> list[Any]:
-        # A deadline counts from the call: the run actions before and after the step (a job
-        # suspended at its step boundary by perfControl 0, or paced) are inside it too.
-        deadline = _deadline(rt, options)
-        executor, perm = self._executor_for(rt, plan, feeds)
-        trace = self._trace_all or (options is not None and options.trace_level >= RunOptions.FULL_TRACE)
-        step = self._new_step(rt, executor, feeds, len(plan.tensors), trace)
+    async def _run_actions_before(
+        self, executor: CachedExecutor, step_id: int, options: RunOptions | None, deadline: float | None
+    ) -> float:
+        """Run the PRE actions of step ``step_id``; returns when it starts (for the POST actions)."""
         registries = self._registries
         if registries[0].pre or registries[1].pre or registries[2].pre:
-            await _within(
+            await within(
                 deadline,
                 options,
                 "in the actions before the step",
                 run_actions(
                     ordered(RunGroup.PRE, registries),
-                    RunContext(self, executor.graph_id, executor.devices, step.id),
+                    RunContext(self, executor.graph_id, executor.devices, step_id),
                 ),
             )
-        post = registries[0].post or registries[1].post or registries[2].post
-        started = time.perf_counter() if post else 0.0
-        for start in executor.starts:
-            start(step)  # the step itself is the start message
-        if step.done and step.error is None and not rt.yield_due():
-            values = step.fetched
-        else:
-            try:
-                values = await self._settle(step, executor, options, deadline)
-            except BaseException:
-                del step, executor  # see _settle: this frame must not keep them either
-                raise
-        if post:
-            ctx = RunContext(
-                self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6
-            )
-            where = "at the step boundary after the step (a job suspended by perfControl 0 waits there)"
-            await _within(deadline, options, where, run_actions(ordered(RunGroup.POST, registries), ctx))
-        if trace:
-            self._record_trace(step, run_metadata)
-        return values if perm is None else [values[i] for i in perm]
+        return time.perf_counter()
 
-    @staticmethod
-    def _new_step(
-        rt: Runtime, executor: CachedExecutor, feeds: dict[Tensor, Any], num_fetches: int, trace: bool
-    ) -> StepState:
-        return StepState(
-            [feeds[t] for t in executor.feeds] if feeds else (),
-            num_fetches,
-            trace,
-            executor.refs,
-            executor.coordinator,
-            LocalRendezvous(rt.loop) if executor.partitioned else NO_RENDEZVOUS,
-            executor.units,
-        )
-
-    async def _settle(
+    async def _run_actions_after(
         self,
-        step: StepState,
         executor: CachedExecutor,
+        step: StepState,
         options: RunOptions | None,
-        deadline: float | None = None,
-    ) -> list[Any]:
-        """The values of a started step that is not simply done: awaited if it did not end within
-        the call that started it (it is in flight until then, and ``close`` fails it), its error
-        raised if it failed there, else after one yield to the loop, which a step run entirely
-        inline never gave (``Runtime.yield_due`` says when one is due)."""
-        if step.done:
-            if step.error is not None:
-                self._raise(step)
-            await asyncio.sleep(0)
-            return step.fetched
-        inflight = self._inflight
-        inflight.add(step)
-        try:
-            if deadline is None:
-                values: list[Any] = await step.waiter()
-            else:
-                assert options is not None  # a deadline comes from its options
-                values = await self._await_step(step, executor, options, deadline)
-        except BaseException as exc:
-            inflight.discard(step)
-            if isinstance(exc, asyncio.CancelledError):
-                self._cancel(step, executor)
-            # The error's traceback keeps this frame; the frame must not keep the step (whose
-            # future holds the error): error -> frame -> step -> future -> error is a cycle that
-            # holds the executor's device tensors until the garbage collector happens to run.
-            del step, executor
-            raise
-        inflight.discard(step)
-        return values
-
-    @staticmethod
-    def _raise(step: StepState) -> NoReturn:
-        """Raise the error of a step that failed within the call that started it. The step
-        hands the error over: the raise gives it a traceback holding the caller's frame, which
-        holds the step, and step -> error -> traceback -> frame -> step would be a cycle keeping
-        the executor's tensors until the garbage collector runs."""
-        error = step.error
-        assert error is not None
-        step.error = None
-        try:
-            raise error
-        finally:
-            del error
+        deadline: float | None,
+        started: float,
+    ) -> None:
+        registries = self._registries
+        if not (registries[0].post or registries[1].post or registries[2].post):
+            return
+        ctx = RunContext(
+            self, executor.graph_id, executor.devices, step.id, (time.perf_counter() - started) * 1e6
+        )
+        where = "at the step boundary after the step (a job suspended by perfControl 0 waits there)"
+        await within(deadline, options, where, run_actions(ordered(RunGroup.POST, registries), ctx))
 
     def _record_trace(self, step: StepState, run_metadata: RunMetadata | None) -> None:
         if run_metadata is not None:
@@ -370,58 +284,6 @@ class Session:
         if self._trace_all:
             self._trace_log._record(step.trace or [])
             del self._trace_log.step_stats[: -self._config.trace_max_events]
-
-    async def _await_step(
-        self, step: StepState, executor: CachedExecutor, options: RunOptions, deadline: float
-    ) -> list[Any]:
-        timeout_ms = options.timeout_in_ms
-        try:
-            async with asyncio.timeout_at(deadline):
-                return await step.waiter()
-        except TimeoutError:
-            pass  # raised below, outside this handler, so the error does not chain the TimeoutError
-        except BaseException:
-            del step, executor  # as in _run_plan
-            raise
-        error = DeadlineExceededError(
-            None, None, f"Timed out after {timeout_ms} ms waiting for step {step.id}"
-        )
-        executor.refs[0].tell(AbortStep(step, error))
-        try:
-            raise error
-        finally:
-            # as in _run_plan: no cycle error -> this frame -> step (or error) -> error
-            del error, step, executor
-
-    @staticmethod
-    def _cancel(step: StepState, executor: CachedExecutor) -> None:
-        if not step.done:
-            executor.refs[0].tell(
-                AbortStep(step, CancelledError(None, None, "the caller's task was cancelled"))
-            )
-
-    def _executor_for(
-        self, rt: Runtime, plan: FetchPlan, feeds: dict[Tensor, Any]
-    ) -> tuple[CachedExecutor, list[int] | None]:
-        """The cached executor for the sorted (feeds, fetches, targets), and where each fetch lands."""
-        fast_key = tuple(feeds)
-        hit = plan.executors.get(fast_key)
-        if hit is not None and hit[0].alive:
-            return hit
-        feed_list = sorted(feeds, key=lambda t: t.name)
-        fetch_list = sorted(plan.tensors, key=lambda t: t.name)
-        key = (
-            tuple(t.name for t in feed_list),
-            tuple(t.name for t in fetch_list),
-            tuple(sorted(o.name for o in plan.targets)),
-        )
-        ex = self._executors.get(key)
-        if ex is None or not ex.alive:
-            ex = self._executors[key] = self._build_executor(rt, fetch_list, plan.targets, feed_list)
-        position = {id(t): i for i, t in enumerate(fetch_list)}
-        perm = [position[id(t)] for t in plan.tensors]
-        hit = plan.executors[fast_key] = (ex, None if perm == list(range(len(perm))) else perm)
-        return hit
 
     def _build_executor(
         self, rt: Runtime, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]
@@ -444,12 +306,7 @@ class Session:
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
         bind_plans(plans, ctx)
-        n = len(self._executors)
-        refs = [rt.spawn(ExecutorActor, p, name=f"executor-{n}:{p.device}") for p in plans]
-        logger.debug(
-            "built executor %d: %s", n, ", ".join(f"{p.device}: {len(p.specs)} nodes" for p in plans)
-        )
-        return CachedExecutor(plans, refs, feeds, job_services(rt).next_graph_id())
+        return CachedExecutor(rt, plans, feeds, job_services(rt).next_graph_id())
 
     # -- feeds ----------------------------------------------------------------------------
     def _feed_tensor(self, key: Any) -> Tensor:
@@ -562,8 +419,7 @@ class Session:
             await self._drop_gpu_work()
         executors = list(self._executors.values())
         stops = [ref.stop() for ex in executors for ref in ex.refs if ref.is_alive]
-        self._executors.clear()
-        self._plans.clear()
+        self._cache.clear()
         services = None
         if self._runtime is not None and (self._resource_manager or self._statistics):
             try:
@@ -588,76 +444,3 @@ class Session:
 
 #: How long ``close`` waits for kernels of its steps already running on a GPU stream.
 CLOSE_DRAIN_S = 10.0
-
-
-def _deadline(rt: Runtime, options: RunOptions | None) -> float | None:
-    """The loop time by which a run with ``options`` must end (None: no deadline; TF1 reads a
-    timeout of 0 or less as none)."""
-    if options is None or options.timeout_in_ms <= 0:
-        return None
-    return rt.loop.time() + options.timeout_in_ms / 1000.0
-
-
-async def _within(
-    deadline: float | None, options: RunOptions | None, where: str, work: Awaitable[None]
-) -> None:
-    """Await ``work`` (run actions) before ``deadline``; past it, the run fails with
-    ``DeadlineExceededError`` saying where it waited."""
-    if deadline is None:
-        await work
-        return
-    try:
-        async with asyncio.timeout_at(deadline):
-            await work
-        return
-    except TimeoutError:
-        pass  # raised below, outside this handler, so the error does not chain the TimeoutError
-    assert options is not None
-    raise DeadlineExceededError(
-        None,
-        None,
-        f"Timed out after {options.timeout_in_ms} ms (RunOptions.timeout_in_ms) {where}; raise the "
-        "timeout, or resume the job (perfControl > 0) when it is suspended",
-    )
-
-
-def _intra_op_threads(config: SessionConfig) -> int | None:
-    """BLAS threads for the runtime; None leaves BLAS alone (the config's 0)."""
-    if config.intra_op_threads is None:
-        return chosen_intra_op_threads(config.inter_op_threads)
-    return config.intra_op_threads or None
-
-
-_LEAVES = (Tensor, Operation, str)
-
-
-def _plan_key(fetches: Any) -> Any:
-    """The key of a reusable fetch plan, or None. The sequence's type is part of the key: a
-    namedtuple equals a plain tuple of the same elements, and a list packs differently."""
-    cls = fetches.__class__
-    if cls is list or cls is tuple:
-        for leaf in fetches:
-            if not isinstance(leaf, _LEAVES):
-                return None
-        return (cls, *fetches)
-    return fetches if isinstance(fetches, _LEAVES) else None
-
-
-def _device_settings(config: SessionConfig) -> DeviceSettings:
-    return DeviceSettings(
-        inter_op_threads=config.inter_op_threads,
-        intra_op_threads=_intra_op_threads(config),
-        cpu_priority_threads=config.cpu_priority_threads,
-        gpu_backend=config.gpu_backend,
-        sim_gpu_count=config.sim_gpu_count,
-        sim_gpu_memory=config.sim_gpu_memory,
-        gpu_compute_streams=config.gpu_compute_streams,
-        gpu_copy_streams=config.gpu_copy_streams,
-        engine=config.engine,
-        gpu_memory_limit=config.gpu_memory_limit,
-        allow_growth=config.allow_growth,
-        vmem=config.vmem,
-        host_mem_limit=config.host_mem_limit,
-        host_memory_retain=config.host_memory_retain,
-        cuda_virtual_memory=config.cuda_virtual_memory,
-    )

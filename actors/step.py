@@ -1,5 +1,6 @@
-"""One ``session.run`` in flight (``StepState``) and its completion count: the only module that
-reads or writes it.
+"""One ``session.run`` in flight (``StepState``) and its completion count, changed by this
+module's verbs (and, inline on the two hottest paths, by executor.py's start turn and
+propagation.py's fetched output).
 
 A step is complete when nothing of it is in flight. A *unit* is one thing in flight under a tag
 (the step itself for the root frame, or one loop iteration, an ``IterTag``): a message sent and
@@ -14,13 +15,14 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
 - ``finished(tag)``: one unit under ``tag`` is fully handled (what it produced already sent).
   An iteration with no unit left may end; a step with none left tells its coordinator
   ``StepDrained``.
-- ``handed_on(tag, n)``: a message under the root tag was handled and produced ``n`` messages
-  (``sent`` and ``finished`` fused for the hot path), telling ``StepDrained`` likewise;
-  ``passed_on(tag, n)`` the same under any tag for ``n >= 1``.
+- ``passed_on(tag, n)``: a message under ``tag`` was handled and produced ``n >= 1`` messages
+  (``sent`` and ``finished`` fused).
 
-``finished_last(step)`` is ``finished`` for the coordinator's start unit, which it holds while it
-delivers the step's first messages: it completes a step drained inside that turn itself, with no
-``StepDrained``.
+The coordinator's executor ends its own start unit, which it holds while it delivers the step's
+first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
+
+Who calls the verbs: the executor's modules only (executor.py, propagation.py, frames.py); node
+kinds hand their outputs to propagation.py.
 """
 
 from __future__ import annotations
@@ -72,10 +74,12 @@ class StepState:
         coordinator: Any,
         rendezvous: Any,
         units: int,
+        step_id: int = 0,
     ) -> None:
         """``units``: in flight at creation, a unit per partition until it has delivered its
-        first messages, and those messages (each partition's ``ExecutorPlan.start_messages``)."""
-        self.id = next(_ids)
+        first messages, and those messages (each partition's ``ExecutorPlan.start_messages``).
+        ``step_id``: one from ``new_step_id``, else a new one."""
+        self.id = step_id or next(_ids)
         self.future: asyncio.Future[Any] | None = None
         self.done = False  # ended: ``fetched`` holds the values, or ``error`` is set
         self.error: BaseException | None = None
@@ -131,6 +135,11 @@ class StepState:
         return future
 
 
+def new_step_id() -> int:
+    """The id of a step to be made (``StepState``'s ``step_id``)."""
+    return next(_ids)
+
+
 def sent(tag: Any, n: int) -> None:
     """``n`` more units are in flight under ``tag``."""
     step = tag if tag.__class__ is StepState else tag.step  # (the property costs a call)
@@ -151,27 +160,13 @@ def finished(tag: Any) -> None:
         step.coordinator.tell(StepDrained(step))
 
 
-def handed_on(step: StepState, n: int) -> None:
-    """A root-frame unit was handled and produced ``n`` messages (told in the same turn)."""
-    step.pending += n - 1
-    if not step.pending:
-        step.coordinator.tell(StepDrained(step))
-
-
 def passed_on(tag: Any, n: int) -> None:
-    """``handed_on`` under any tag, for ``n >= 1``: the handled unit ends and ``n`` messages
+    """A handled message under ``tag`` produced ``n >= 1`` messages: the handled unit ends and ``n`` messages
     are in flight instead, counted before they are delivered. Nothing can reach zero here."""
     step = tag if tag.__class__ is StepState else tag.step
     step.pending += n - 1
     if tag is not step:
         tag.pending += n - 1
-
-
-def finished_last(step: StepState) -> bool:
-    """``finished`` for the coordinator's own start unit: True when it was the step's last unit;
-    nothing is told, the coordinator completes the step in its turn."""
-    step.pending -= 1
-    return not step.pending
 
 
 def of_aborted_step(tag: Any) -> bool:

@@ -3,6 +3,7 @@
 docs/architecture.md shows this trace; run it to see the protocol on the current code:
 
     python scripts/trace_messages.py
+    python scripts/trace_messages.py --calls   # Python calls and files of one run (cProfile)
 
 The graph: ``x`` fed on the host, ``y = x * 2`` on the host, ``z = matmul(y, w)`` on the simulated
 GPU (``w`` a variable there), ``out = reduce_sum(z) + 1`` back on the host. The first run builds
@@ -13,6 +14,9 @@ recipient is idle, else queued).
 
 from __future__ import annotations
 
+import cProfile
+import os
+import pstats
 import sys
 from typing import Any
 
@@ -85,5 +89,34 @@ async def main() -> int:
     return 0
 
 
+async def count_calls(runs: int = 200) -> int:
+    """Calls (cProfile's, builtins included) and source files of one ``sess.run`` of
+    ``reduce_sum(x * 2) + 1``, averaged over ``runs`` runs after a warm-up; a file counts when
+    every run enters it."""
+    g = ac.Graph()
+    with g.as_default():
+        x = ac.placeholder(ac.float32, [4], name="x")
+        out = ac.reduce_sum(x * 2.0) + 1.0
+    feed = {x: np.ones(4, np.float32)}
+    profile = cProfile.Profile()
+    async with ac.Session(g) as sess:
+        for _ in range(20):
+            await sess.run(out, feed)
+        profile.enable()
+        for _ in range(runs):
+            await sess.run(out, feed)
+        profile.disable()
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    calls = sum(v[1] for v in stats.values()) / runs
+    python = sum(v[1] for k, v in stats.items() if k[0] != "~") / runs
+    files = sorted({k[0] for k, v in stats.items() if v[1] >= runs and k[0] != "~"})
+    print(
+        f"session.run(reduce_sum(x * 2) + 1): {calls:.1f} calls ({python:.1f} of Python functions), {len(files)} files"
+    )
+    for name in files:
+        print(f"  {os.path.relpath(name)}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(ac.run(main()))
+    sys.exit(ac.run(count_calls() if "--calls" in sys.argv[1:] else main()))

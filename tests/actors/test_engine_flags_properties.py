@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import antcolony as ac
@@ -89,6 +89,23 @@ def runner() -> Iterator[asyncio.Runner]:
         min_size=1,
         max_size=3,
     ),
+)
+# Every combination also runs this DAG: CPU chains (with values that stay inside a segment
+# under bulk_segments) cut by a GPU node (pipelined under gpu_pipeline), only the last node fetched, a
+# loop run twice and not at all (fused under fuse_loops), and both branches of the cond. Random
+# DAGs alone missed a mutation of the segment's internal edges in two of the four combinations.
+@example(
+    spec=[
+        ("add", 0, 0, False),
+        ("mul", 1, 0, False),
+        ("sub", 2, 1, False),
+        ("max", 3, 3, True),
+        ("add", 4, 4, False),
+        ("mul", 5, 5, False),
+        ("sub", 6, 5, False),
+    ],
+    fetch_mask=1 << 6,
+    feeds=[([1.0, 2.0, -0.5], 2, 0.0), ([-1.5, 0.25, 1.0], 0, 1.5)],
 )
 def test_every_engine_setting_gives_numpys_values(runner, flags, spec, fetch_mask, feeds):
     g, ph, outputs = _build(spec)
