@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     scatter,
     script_ops,
     segment,
+    segment_sorted,
     sequence,
     slicing,
     sparse_ops,

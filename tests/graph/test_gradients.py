@@ -536,6 +536,29 @@ def _segment_cases() -> list[Case]:
         ),
         Case("SegmentSum", ("SegmentSum",), lambda x: ac.segment_sum(x, sorted_ids), (normal(5, 2),)),
         Case(
+            "SegmentMean with an empty segment",
+            ("SegmentMean",),
+            lambda x: ac.segment_mean(x, sorted_ids),
+            (normal(5, 2, 2),),
+        ),
+        Case("SegmentMax", ("SegmentMax",), lambda x: ac.segment_max(x, sorted_ids), (normal(5, 2),)),
+        Case("SegmentMin", ("SegmentMin",), lambda x: ac.segment_min(x, sorted_ids), (normal(5, 2),)),
+        Case(
+            "SegmentProd, no zeros",
+            ("SegmentProd",),
+            lambda x: ac.segment_prod(x, sorted_ids),
+            (normal(5, 2),),
+        ),
+        Case(
+            "SegmentProd with one zero in a segment",
+            ("SegmentProd",),
+            lambda x: ac.segment_prod(
+                x * ac.constant([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0]], ac.float64),
+                sorted_ids,
+            ),
+            (normal(5, 2),),
+        ),
+        Case(
             "SparseSegmentSum with a repeated index",
             ("SparseSegmentSum",),
             lambda x: ac.sparse_segment_sum(x, [3, 1, 3, 0], [0, 0, 1, 3]),
