@@ -35,6 +35,7 @@ from . import (  # noqa: F401
     slicing,
     sparse_ops,
     state,
+    string_format,
     string_ops,
     summary_ops,
     tensor_array,
