@@ -811,8 +811,8 @@ COVERED_ELSEWHERE = {"ReadVariable", "Switch", "Merge", "Enter", "Exit", "NextIt
 # py_func's rule only says how to give one; the given one is checked in tests/compat/test_print_py_func.py.
 COVERED_ELSEWHERE |= {"PyFunc", "PyFuncStateless"}
 # The resizes' outputs are float32 whatever the input (as TF): checked against TF1's gradients in
-# tests/compat/test_tf1_diff_image.py.
-COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor"}
+# tests/compat/test_tf1_diff_image.py (bicubic: tests/compat/test_tf1_diff_image_cubic_area.py).
+COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic"}
 
 
 def _as_list(ys: Any) -> list[Any]:
