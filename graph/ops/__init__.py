@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     einsum,
     image_resize,
     linalg_decomp,
+    linalg_decomp_grad,
     logging_ops,
     lstm_ops,
     masking,

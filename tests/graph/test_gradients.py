@@ -725,6 +725,20 @@ CASES: list[Case] = (
 )
 
 
+def _svd_unique(x: Any, full: bool = False) -> list[Any]:
+    """What the svd determines: s, the squared entries of u and v's first k columns, the
+    reconstruction, and the projection onto a full basis's extra columns."""
+    s, u_all, v_all = ac.linalg.svd(x, full_matrices=full)
+    m, n = x.shape.as_list()[-2:]
+    k = min(m, n)
+    u, v = u_all[..., :k], v_all[..., :k]
+    out = [s, u * u, v * v, ac.linalg.matmul(u * ac.expand_dims(s, -2), v, transpose_b=True)]
+    if full and m != n:
+        extra = u_all[..., k:] if m > n else v_all[..., k:]
+        out.append(ac.linalg.matmul(extra, extra, transpose_b=True))
+    return out
+
+
 def _linalg_cases() -> list[Case]:
     """Batched matrix ops, on well-conditioned matrices (their outputs are smooth there)."""
     sq = normal(2, 3, 3) + 3 * np.eye(3)
@@ -750,6 +764,11 @@ def _linalg_cases() -> list[Case]:
             (sq, normal(2, 3, 2)),
         ),
         Case("Cholesky", ("Cholesky",), lambda x: ac.linalg.cholesky(spd(x)), (normal(3, 3),)),
+        Case("Qr of a tall matrix", ("Qr",), lambda x: list(ac.linalg.qr(x)), (normal(4, 3),)),
+        Case("Qr of a wide batch", ("Qr",), lambda x: list(ac.linalg.qr(x)), (normal(2, 2, 4),)),
+        Case("Svd values", ("Svd",), lambda x: ac.linalg.svd(x, compute_uv=False), (normal(3, 4),)),
+        Case("Svd, sign-free functions of u and v", ("Svd",), _svd_unique, (normal(4, 3),)),
+        Case("Svd full of a wide batch", ("Svd",), lambda x: _svd_unique(x, True), (normal(2, 2, 3),)),
         Case("MatrixDiag", ("MatrixDiag",), ac.linalg.diag, (normal(2, 3),)),
         Case("MatrixDiagPart", ("MatrixDiagPart",), ac.linalg.diag_part, (normal(2, 3, 4),)),
         Case("MatrixSetDiag", ("MatrixSetDiag",), ac.linalg.set_diag, (normal(2, 4, 3), normal(2, 3))),
