@@ -271,6 +271,8 @@ def _plan_partition(
                 specs[where].out_edges.append((t.value_index if kind == "node" else 0, i, slot))
         implied = () if control_flow else implied_control_inputs(op, fed, placement)
         for c in op.control_inputs:
+            if id(c) not in placement:
+                continue  # a fed op: pruned, its feed is there before the step starts
             local = index.get(id(c))
             if local is not None and id(c) in implied:
                 continue  # ordered by another path (graph/passes/control_edges.py)

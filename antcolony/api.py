@@ -247,6 +247,7 @@ from antcolony.graph.ops.segment import (
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,
 )
+from antcolony.graph.ops.segment_sorted import segment_max, segment_mean, segment_min, segment_prod
 from antcolony.graph.ops.sequence import reverse, reverse_sequence, reverse_v2
 from antcolony.graph.ops.state import assign, assign_add, assign_sub, is_variable_initialized
 from antcolony.graph.ops.string_ops import (
@@ -487,6 +488,10 @@ __all__ = [
     "scatter_nd_update",
     "scatter_sub",
     "scatter_update",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
     "segment_sum",
     "sequence_mask",
     "set_random_seed",

@@ -30,6 +30,7 @@ from . import (  # noqa: F401  # noqa: F401
     sequence,
     sparse_training,
     state,
+    string_format,
     strings,
     summary,
     tensor_array,

@@ -71,9 +71,20 @@ def _segment_gather(ctx: KernelContext) -> Compute:
     return compute
 
 
-@register_kernel("SegmentSum", expensive=True)
-def _segment_sum(ctx: KernelContext) -> Compute:
-    xp, name = ctx.xp, ctx.op.name
+#: Sorted segment reductions: (ufunc, value of an empty segment). Mean sums, then divides.
+_SORTED = {
+    "SegmentSum": ("add", 0),
+    "SegmentMean": ("add", 0),
+    "SegmentProd": ("multiply", 1),
+    "SegmentMax": ("maximum", None),
+    "SegmentMin": ("minimum", None),
+}
+
+
+def _sorted_kernel(ctx: KernelContext) -> Compute:
+    xp, name, op_type = ctx.xp, ctx.op.name, ctx.op.type
+    ufunc_name, empty = _SORTED[op_type]
+    ufunc = getattr(xp, ufunc_name)
 
     def compute(data: Any, ids: Any) -> Any:
         idx = xp.asarray(ids)
@@ -81,11 +92,29 @@ def _segment_sum(ctx: KernelContext) -> Compute:
             raise ValueError(f"{name}: segment_ids must be sorted in increasing order")
         n = int(idx[-1]) + 1 if idx.size else 0
         check_ids(idx, max(n, 1), "segment_ids", name)
-        out = xp.zeros((n, *xp.shape(data)[1:]), dtype=data.dtype)
-        xp.add.at(out, idx, data)
+        tail = xp.shape(data)[1:]
+        if empty is None:
+            # max/min start from the data's extreme; segments no row reaches are 0 below
+            fill = _fill_value(data.dtype, np.maximum if ufunc_name == "maximum" else np.minimum)
+            out = xp.full((n, *tail), fill, dtype=data.dtype)
+        else:
+            out = xp.full((n, *tail), empty, dtype=data.dtype)
+        ufunc.at(out, idx, data)
+        if empty is None or op_type == "SegmentMean":
+            counts = xp.bincount(idx, minlength=n)[:n].reshape((n,) + (1,) * len(tail))
+            if op_type == "SegmentMean":
+                out = (out / xp.maximum(counts, 1)).astype(data.dtype)
+            else:
+                out = xp.where(counts > 0, out, xp.zeros_like(out))
         return out
 
     return compute
+
+
+for _t in _SORTED:
+    # CuPy has no multiply.at: a product runs on the CPU (soft placement moves it there)
+    _devices = ("CPU",) if _t == "SegmentProd" else ("CPU", "GPU")
+    register_kernel(_t, devices=_devices, expensive=True)(_sorted_kernel)
 
 
 def _segment_scale(xp: Any, ids: Any, n: int, mode: str, dtype: Any) -> Any:

@@ -29,7 +29,14 @@ from .image_geometry import (
 from .image_geometry import resize_image_with_crop_or_pad as resize_with_crop_or_pad
 from .image_geometry import transpose_image as transpose
 from .image_gradients import image_gradients, total_variation
-from .image_resize import ResizeMethod, resize_bilinear, resize_images, resize_nearest_neighbor
+from .image_resize import (
+    ResizeMethod,
+    resize_area,
+    resize_bicubic,
+    resize_bilinear,
+    resize_images,
+    resize_nearest_neighbor,
+)
 from .image_resize import resize_images as resize
 
 __all__ = [
@@ -52,6 +59,8 @@ __all__ = [
     "random_flip_left_right",
     "random_flip_up_down",
     "resize",
+    "resize_area",
+    "resize_bicubic",
     "resize_bilinear",
     "resize_image_with_crop_or_pad",
     "resize_images",

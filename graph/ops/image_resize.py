@@ -1,5 +1,6 @@
-"""Image resizing as TF1's raw ops compute it: ResizeBilinear, ResizeNearestNeighbor and their
-gradients (ResizeBilinearGrad, ResizeNearestNeighborGrad).
+"""Image resizing as TF1's raw ops compute it: ResizeBilinear, ResizeNearestNeighbor,
+ResizeBicubic, ResizeArea and the gradients TF1 has (ResizeBilinearGrad, ResizeNearestNeighborGrad,
+ResizeBicubicGrad; ResizeArea has none).
 
 Images are NHWC. ``align_corners`` maps the corner pixels' centres onto each other (scale
 ``(in - 1) / (out - 1)``); otherwise the scale is ``in / out``. ``half_pixel_centers`` samples at
@@ -21,7 +22,7 @@ from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 
-__all__ = ["resize_bilinear", "resize_nearest_neighbor"]
+__all__ = ["resize_area", "resize_bicubic", "resize_bilinear", "resize_nearest_neighbor"]
 
 
 def _static_size(size: Any, what: str) -> tuple[int, int]:
@@ -45,11 +46,12 @@ def _resize_shape(op: Operation) -> list:
     return [(dtype, (n, *op.attrs["size"], c))]
 
 
-for _t in ("ResizeBilinear", "ResizeNearestNeighbor"):
+for _t in ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"):
     register_op(_t)(_resize_shape)
 
 
 @register_op("ResizeBilinearGrad")
+@register_op("ResizeBicubicGrad")
 def _bilinear_grad_shape(op: Operation) -> list:
     original = op.inputs[1]
     return [(original.dtype, original._shape)]
@@ -63,7 +65,9 @@ def _nearest_grad_shape(op: Operation) -> list:
 
 
 # second derivatives of a resize are not needed by training (TF1 has none either)
-not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad")
+not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad", "ResizeBicubicGrad")
+# TF1 registers no gradient for ResizeArea; here its gradient is None rather than a LookupError
+not_differentiable("ResizeArea")
 
 
 def _resize(
@@ -74,11 +78,9 @@ def _resize(
         raise GraphError(f"{op_type}: images {x.name} must be real numbers, got {x.dtype.name}")
     if align_corners and half_pixel_centers:
         raise GraphError(f"{op_type}: align_corners and half_pixel_centers cannot both be True")
-    attrs = {
-        "size": _static_size(size, op_type),
-        "align_corners": bool(align_corners),
-        "half_pixel_centers": bool(half_pixel_centers),
-    }
+    attrs = {"size": _static_size(size, op_type), "align_corners": bool(align_corners)}
+    if op_type != "ResizeArea":  # TF1's ResizeArea has no half_pixel_centers attr
+        attrs["half_pixel_centers"] = bool(half_pixel_centers)
     return make_op(op_type, [x], attrs, name or op_type).outputs[0]
 
 
@@ -104,13 +106,34 @@ def resize_nearest_neighbor(
     return _resize("ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers, name)
 
 
-@register_gradient("ResizeBilinear")
-def _resize_bilinear_grad(op: Operation, grad: Tensor) -> list:
+def resize_bicubic(
+    images: Any,
+    size: Any,
+    align_corners: bool = False,
+    name: str | None = None,
+    half_pixel_centers: bool = False,
+) -> Tensor:
+    """Bicubic interpolation to ``size`` = [new_height, new_width]; the result is float32."""
+    return _resize("ResizeBicubic", images, size, align_corners, half_pixel_centers, name)
+
+
+def resize_area(images: Any, size: Any, align_corners: bool = False, name: str | None = None) -> Tensor:
+    """Area averaging to ``size``: each output pixel is the mean of the input area it covers
+    (float32; no gradient, as TF1)."""
+    return _resize("ResizeArea", images, size, align_corners, False, name)
+
+
+def _interpolation_grad(op: Operation, grad: Tensor) -> list:
     x = op.inputs[0]
     if x.dtype.kind != "f":
         return [None]
     attrs = {k: op.attrs[k] for k in ("align_corners", "half_pixel_centers")}
-    return [make_op("ResizeBilinearGrad", [grad, x], attrs, "ResizeBilinearGrad").outputs[0]]
+    grad_type = f"{op.type}Grad"
+    return [make_op(grad_type, [grad, x], attrs, grad_type).outputs[0]]
+
+
+register_gradient("ResizeBilinear")(_interpolation_grad)
+register_gradient("ResizeBicubic")(_interpolation_grad)
 
 
 @register_gradient("ResizeNearestNeighbor")
@@ -135,7 +158,12 @@ class ResizeMethod:
     AREA = 3
 
 
-_RESIZERS = {ResizeMethod.BILINEAR: resize_bilinear, ResizeMethod.NEAREST_NEIGHBOR: resize_nearest_neighbor}
+_RESIZERS = {
+    ResizeMethod.BILINEAR: resize_bilinear,
+    ResizeMethod.NEAREST_NEIGHBOR: resize_nearest_neighbor,
+    ResizeMethod.BICUBIC: resize_bicubic,
+    ResizeMethod.AREA: resize_area,
+}
 
 
 def resize_images(
@@ -147,7 +175,7 @@ def resize_images(
     name: str | None = None,
 ) -> Tensor:
     """TF1's ``tf.image.resize_images``: a 3-D or 4-D image resized to ``size``; an image already
-    of that size comes back unchanged (its dtype too), else bilinear gives float32."""
+    of that size comes back unchanged (its dtype too), else all but nearest give float32."""
     from ..core import get_default_graph
     from .array import expand_dims
     from .array_composite import squeeze
@@ -155,7 +183,8 @@ def resize_images(
     resizer = _RESIZERS.get(method)
     if resizer is None:
         raise GraphError(
-            f"resize_images: method {method!r} is not supported; use BILINEAR or NEAREST_NEIGHBOR"
+            f"resize_images: method {method!r} is not supported; use a ResizeMethod (BILINEAR, "
+            "NEAREST_NEIGHBOR, BICUBIC or AREA)"
         )
     if preserve_aspect_ratio:
         raise GraphError("resize_images: preserve_aspect_ratio=True is not supported")

@@ -1,5 +1,5 @@
-"""Matrix decompositions as TF1 defines them: Cholesky (with TF1's gradient), Qr and Svd
-(forward; their outputs in TF's order: ``svd`` returns s, u, v)."""
+"""Matrix decompositions as TF1 defines them: Cholesky (with TF1's gradient), Qr and Svd (their
+outputs in TF's order: ``svd`` returns s, u, v; gradients in linalg_decomp_grad.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from antcolony.errors import GraphError
 
 from .. import shapes as S
 from ..core import Operation, Tensor, get_default_graph
-from ..gradients import not_differentiable, register_gradient
+from ..gradients import register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .array_composite import eye
@@ -17,8 +17,6 @@ from .linalg import _matrix, batch_matmul, matrix_triangular_solve
 from .linalg_structure import matrix_band_part, matrix_diag, matrix_diag_part, matrix_transpose
 
 __all__ = ["cholesky", "qr", "svd"]
-
-not_differentiable("Qr", "Svd")
 
 
 @register_op("Cholesky")

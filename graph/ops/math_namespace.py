@@ -99,6 +99,7 @@ from .segment import (
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,
 )
+from .segment_sorted import segment_max, segment_mean, segment_min, segment_prod
 from .trigonometry import cos, sin
 
 __all__ = [
@@ -180,6 +181,10 @@ __all__ = [
     "round",
     "rsqrt",
     "scalar_mul",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
     "segment_sum",
     "sigmoid",
     "sign",

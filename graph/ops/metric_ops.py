@@ -111,7 +111,9 @@ def mean(
             v = v * w
             num = reduce_sum(w)
         update_total = assign_add(total, reduce_sum(v))
-        update_count = assign_add(count, num)
+        # As TF1: the count waits on the values (a fed placeholder's op when fed directly).
+        with get_default_graph().control_dependencies([v]):
+            update_count = assign_add(count, num)
         value = div_no_nan(total, maximum(count, 0), name="value")
         update = div_no_nan(update_total, maximum(update_count, 0), name="update_op")
         _collect(value, update, metrics_collections, updates_collections)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .string_format import string_format as format
 from .string_ops import (
     as_string,
     length,
@@ -19,6 +20,7 @@ from .string_ops import string_to_number as to_number
 
 __all__ = [
     "as_string",
+    "format",
     "join",
     "length",
     "lower",

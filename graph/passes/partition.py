@@ -74,6 +74,8 @@ def partition(
             if src != dst:
                 add_transfer(Transfer(transfer_key(t.name, src, dst), src, dst, tensor=t))
         for c in op.control_inputs:
+            if id(c) not in placement:
+                continue  # all its outputs are fed: the feed is there before the step starts
             src = placement[id(c)]
             if src != dst:
                 add_transfer(Transfer(transfer_key("^" + c.name, src, dst), src, dst, control_src=c))

@@ -536,6 +536,29 @@ def _segment_cases() -> list[Case]:
         ),
         Case("SegmentSum", ("SegmentSum",), lambda x: ac.segment_sum(x, sorted_ids), (normal(5, 2),)),
         Case(
+            "SegmentMean with an empty segment",
+            ("SegmentMean",),
+            lambda x: ac.segment_mean(x, sorted_ids),
+            (normal(5, 2, 2),),
+        ),
+        Case("SegmentMax", ("SegmentMax",), lambda x: ac.segment_max(x, sorted_ids), (normal(5, 2),)),
+        Case("SegmentMin", ("SegmentMin",), lambda x: ac.segment_min(x, sorted_ids), (normal(5, 2),)),
+        Case(
+            "SegmentProd, no zeros",
+            ("SegmentProd",),
+            lambda x: ac.segment_prod(x, sorted_ids),
+            (normal(5, 2),),
+        ),
+        Case(
+            "SegmentProd with one zero in a segment",
+            ("SegmentProd",),
+            lambda x: ac.segment_prod(
+                x * ac.constant([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0]], ac.float64),
+                sorted_ids,
+            ),
+            (normal(5, 2),),
+        ),
+        Case(
             "SparseSegmentSum with a repeated index",
             ("SparseSegmentSum",),
             lambda x: ac.sparse_segment_sum(x, [3, 1, 3, 0], [0, 0, 1, 3]),
@@ -702,6 +725,20 @@ CASES: list[Case] = (
 )
 
 
+def _svd_unique(x: Any, full: bool = False) -> list[Any]:
+    """What the svd determines: s, the squared entries of u and v's first k columns, the
+    reconstruction, and the projection onto a full basis's extra columns."""
+    s, u_all, v_all = ac.linalg.svd(x, full_matrices=full)
+    m, n = x.shape.as_list()[-2:]
+    k = min(m, n)
+    u, v = u_all[..., :k], v_all[..., :k]
+    out = [s, u * u, v * v, ac.linalg.matmul(u * ac.expand_dims(s, -2), v, transpose_b=True)]
+    if full and m != n:
+        extra = u_all[..., k:] if m > n else v_all[..., k:]
+        out.append(ac.linalg.matmul(extra, extra, transpose_b=True))
+    return out
+
+
 def _linalg_cases() -> list[Case]:
     """Batched matrix ops, on well-conditioned matrices (their outputs are smooth there)."""
     sq = normal(2, 3, 3) + 3 * np.eye(3)
@@ -727,6 +764,11 @@ def _linalg_cases() -> list[Case]:
             (sq, normal(2, 3, 2)),
         ),
         Case("Cholesky", ("Cholesky",), lambda x: ac.linalg.cholesky(spd(x)), (normal(3, 3),)),
+        Case("Qr of a tall matrix", ("Qr",), lambda x: list(ac.linalg.qr(x)), (normal(4, 3),)),
+        Case("Qr of a wide batch", ("Qr",), lambda x: list(ac.linalg.qr(x)), (normal(2, 2, 4),)),
+        Case("Svd values", ("Svd",), lambda x: ac.linalg.svd(x, compute_uv=False), (normal(3, 4),)),
+        Case("Svd, sign-free functions of u and v", ("Svd",), _svd_unique, (normal(4, 3),)),
+        Case("Svd full of a wide batch", ("Svd",), lambda x: _svd_unique(x, True), (normal(2, 2, 3),)),
         Case("MatrixDiag", ("MatrixDiag",), ac.linalg.diag, (normal(2, 3),)),
         Case("MatrixDiagPart", ("MatrixDiagPart",), ac.linalg.diag_part, (normal(2, 3, 4),)),
         Case("MatrixSetDiag", ("MatrixSetDiag",), ac.linalg.set_diag, (normal(2, 4, 3), normal(2, 3))),
@@ -788,8 +830,8 @@ COVERED_ELSEWHERE = {"ReadVariable", "Switch", "Merge", "Enter", "Exit", "NextIt
 # py_func's rule only says how to give one; the given one is checked in tests/compat/test_print_py_func.py.
 COVERED_ELSEWHERE |= {"PyFunc", "PyFuncStateless"}
 # The resizes' outputs are float32 whatever the input (as TF): checked against TF1's gradients in
-# tests/compat/test_tf1_diff_image.py.
-COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor"}
+# tests/compat/test_tf1_diff_image.py (bicubic: tests/compat/test_tf1_diff_image_cubic_area.py).
+COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic"}
 
 
 def _as_list(ys: Any) -> list[Any]:
