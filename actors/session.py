@@ -16,6 +16,7 @@ from antcolony.actors.executor_cache import ExecutorCache
 from antcolony.actors.feeds import convert_feed
 from antcolony.actors.fetches import FetchPlan
 from antcolony.actors.planner import bind_plans, plan_step
+from antcolony.actors.remote_session import attach_remote_variables
 from antcolony.actors.run_actions import (
     RUN_ACTIONS,
     RunAction,
@@ -62,10 +63,6 @@ class Session:
     def __init__(
         self, graph: Graph | None = None, config: SessionConfig | None = None, target: str = ""
     ) -> None:
-        if target:
-            raise InvalidArgumentError(
-                None, None, f"Session target {target!r}: only in-process sessions exist; pass ''"
-            )
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else SessionConfig()
         self._resources = SessionResources()
@@ -74,6 +71,9 @@ class Session:
         self._executors = self._cache.executors
         self._plans = self._cache.plans
         self._run_actions = RunActionRegistry()
+        # A task's session (target = a tf.train.Server of this process): variables placed on
+        # other tasks are pulled before and pushed after each step, as two run actions.
+        self.remote_variables = attach_remote_variables(self, target) if target else None
         self._resource_manager: ResourceManager | None = None
         self._statistics: StatisticsReporter | None = None
         self._inflight: set[StepState] = set()

@@ -145,6 +145,7 @@ class _Receiver(asyncio.BufferedProtocol):
         if self._peer is not None and not self._wire.closing and not live:
             why = f"its connection dropped ({exc})" if exc else "it closed its connection"
             self._wire.mailbox.peer_down(self._peer, why)
+            self._wire.drop_idle_sender(self._peer)
 
 
 async def _resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> tuple[int, Any]:
@@ -185,6 +186,10 @@ class _Sender:
             except OSError as exc:
                 self.close(exc)
                 raise self._unavailable() from exc
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
 
     def _unavailable(self) -> UnavailableError:
         return UnavailableError(None, None, f"task {self.peer} is unavailable: connection lost ({self.lost})")
@@ -278,6 +283,16 @@ class TcpWire(TensorWire):
         await sender.write([HELLO.pack(HELLO_MAGIC, len(name)) + name])
         self._senders[peer] = sender
         return sender
+
+    def drop_idle_sender(self, peer: str) -> None:
+        """``peer``'s connection to this task is gone, so its process may be: writes to the
+        socket this task's sender holds could vanish without an error (a restarted peer at the
+        same address never sees them), so an idle sender is dropped and the next send connects
+        afresh (and fails with UnavailableError if nobody listens)."""
+        sender = self._senders.get(peer)
+        if sender is not None and not sender.busy:
+            sender.close(ConnectionResetError(f"{peer} closed its connection to {self.task}"))
+            del self._senders[peer]
 
     async def send(self, peer: str, key: str, step_id: int, value: np.ndarray) -> None:
         peer = task_name(peer)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,8 +42,13 @@ class TensorMailbox:
     def __init__(self) -> None:
         self._slots: dict[tuple[int, str], asyncio.Future[np.ndarray]] = {}
         self._down: dict[str, BaseException] = {}
+        # Frames that are requests to this task (remote_variables.py's variable service) are
+        # taken by it when it returns True; everything else waits here for its receive.
+        self.service: Callable[[int, str, np.ndarray], bool] | None = None
 
     def deliver(self, step_id: int, key: str, value: np.ndarray) -> None:
+        if self.service is not None and self.service(step_id, key, value):
+            return
         fut = self._slot(step_id, key)
         if fut.done():
             logger.warning("tensor %r of step %d arrived twice; the second is dropped", key, step_id)

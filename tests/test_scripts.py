@@ -194,3 +194,10 @@ def test_the_model_benchmark_runs_each_side_in_a_child_and_prints_a_row_per_mode
     # antcolony's best (median) ms; with TensorFlow installed, TF1's, the ratio, target and verdict
     assert "(" in row and ")" in row, row
     assert row.split()[-1] in ("met", "MISSED") or "absolute figures" in out, row
+
+
+def test_bench_distributed_steps_prints_steps_per_second_of_each_cluster() -> None:
+    out = _run("bench_distributed_steps.py", "--steps", "20", "--workers", "1,2", timeout=300)
+    assert "single process:" in out
+    assert "1 ps, 1 worker(s):" in out and "1 ps, 2 worker(s):" in out
+    assert out.count("x the single process") == 2

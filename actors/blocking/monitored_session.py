@@ -210,7 +210,9 @@ def MonitoredTrainingSession(
     scaffold = scaffold or Scaffold()
     all_hooks = list(hooks or ())
     if not is_chief:
-        creator: ChiefSessionCreator = WorkerSessionCreator(scaffold, master, config, checkpoint_dir)
+        creator: ChiefSessionCreator = WorkerSessionCreator(
+            scaffold, master, config, max_wait_secs, checkpoint_dir=checkpoint_dir
+        )
         return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
     all_hooks.extend(chief_only_hooks or ())
     creator = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)

@@ -14,6 +14,7 @@ loopback; a real cluster names each machine's own host name or address. Port 0 p
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from antcolony.errors import InternalError
 from antcolony.graph.train.cluster_spec import ClusterSpec
 
+from ..remote_variables import VariableService, register_task
 from ..runtime import get_runtime
 from ..tcp_wire import TcpWire
 from .background_loop import background_loop, refuse_in_event_loop
@@ -133,6 +135,9 @@ class Server:
             self._wire = background_loop().call(
                 f"starting the server of task {self.task}", self._start, host, port
             )
+            # Variables other tasks place here live in this service as long as the server.
+            self.variables = VariableService(self._wire, random.getrandbits(63))
+            register_task(self.target, self.variables)
         logger.info("task %s serves the tensor wire at %s", self.task, self.target)
 
     async def _start(self, host: str, port: int) -> TcpWire:
@@ -153,6 +158,8 @@ class Server:
     def stop(self) -> None:
         """Stop listening; receives waiting on other tasks fail; ``join`` returns."""
         with self._lock:
+            if self._wire is not None:
+                register_task(self.target, None)
             wire, self._wire = self._wire, None
         if wire is not None:
             background_loop().call(f"stopping the server of task {self.task}", wire.close)

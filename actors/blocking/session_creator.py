@@ -19,6 +19,8 @@ from antcolony.graph.ops.control import group
 from antcolony.graph.ops.summary_ops import merge_all
 from antcolony.graph.variables import global_variables_initializer, local_variables_initializer
 
+from ..remote_session import wait_for_remote_variables
+from .background_loop import background_loop
 from .sync_session import Session
 
 logger = logging.getLogger(__name__)
@@ -176,4 +178,37 @@ class ChiefSessionCreator:
 
 
 class WorkerSessionCreator(ChiefSessionCreator):
-    """As the chief's (one process: nobody else would initialize the variables)."""
+    """Without a master, as the chief's (one process: nobody else would initialize the
+    variables). With one (a task's ``server.target``), waits for the chief to initialise the
+    variables on other tasks, up to ``max_wait_secs``."""
+
+    def __init__(
+        self,
+        scaffold: Scaffold | None = None,
+        master: str = "",
+        config: Any = None,
+        max_wait_secs: float = 30 * 60,
+        checkpoint_dir: str | None = None,
+    ) -> None:
+        super().__init__(scaffold, master, config, checkpoint_dir)
+        self._max_wait_secs = max_wait_secs
+
+    def create_session(self) -> Session:
+        if not self._master:
+            return super().create_session()
+        # A worker of a cluster: the chief initialises the variables on the ps tasks; this one
+        # waits until they are (TF1's SessionManager.wait_for_session), then runs its local init.
+        scaffold = self._scaffold.finalize()
+        sess = Session(self._master, graph=get_default_graph(), config=self._config)
+        try:
+            remote = sess._session.remote_variables
+            assert remote is not None  # a master names a server, or Session refused it
+            background_loop().call(
+                "waiting for the chief worker", wait_for_remote_variables, remote, self._max_wait_secs
+            )
+            if scaffold.local_init_op is not None:
+                sess.run(scaffold.local_init_op)
+        except BaseException:
+            sess.close()
+            raise
+        return sess

@@ -1,0 +1,230 @@
+"""Variables kept by another task (a ps): served by name over the tensor wire, exchanged at step
+boundaries.
+
+Every task's server keeps a :class:`VariableService`: variable values by shared name (as TF's
+resource manager), each with a version counting its updates, living as long as the server, across
+steps and across the workers that use them. A session whose target is this process's server
+(``tf.Session(server.target)``) gets a :class:`RemoteVariables` client as two run actions:
+
+* before a step it pulls every variable its graph places on another task (``/job:ps/task:K``) and
+  writes them into its own variable store, so the step reads the ps's current values;
+* after the step it pushes each variable the step changed: the new value and its delta from the
+  pulled one, with the pulled version. The ps sets the new value when nobody updated the variable
+  since (so one worker's run equals a single-process run bit for bit), else adds the delta (so
+  concurrent workers' updates all count, as asynchronous between-graph replication).
+
+This is a step-boundary exchange, not TF's partitioned Send/Recv: a step's ops on ps variables run
+in the worker's process, and a variable changed twice within one step is pushed once. Requests go
+in TCP order on one connection per peer, and the ps answers a pull when its frame arrives, so a
+worker's pull sees its own earlier pushes.
+
+Frames (tensor_wire.py) carry everything; tensor names in the keys say what a frame is:
+``__ps/pull`` (names, string tensor) -> ``__ps/ver`` (int64 versions, -1 = not initialised) and
+``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds
+``stack([new, delta])`` (version -1: ``stack([new])``, set unconditionally).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from typing import Any
+
+import numpy as np
+
+from antcolony.errors import InvalidArgumentError, UnavailableError
+from antcolony.graph.core import Graph
+
+from .tensor_wire import parse_rendezvous_key, rendezvous_key
+from .wire_mailbox import TensorWire, task_name
+
+__all__ = ["RemoteVariables", "VariableService", "register_task", "task_for_target"]
+
+logger = logging.getLogger(__name__)
+
+PULL = "__ps/pull"
+PUSH = "__ps/push/"
+VERSIONS = "__ps/ver"
+VALUE = "__ps/val/"
+#: seconds a worker waits for a ps to answer a pull before the step fails (a ps that dies closes
+#: its connection and fails the wait at once; this bounds a ps that hangs)
+PULL_TIMEOUT_S = 60.0
+_SERVICE_MARK = ";__ps/p"  # in a key whose tensor name is a request (pull or push)
+
+
+def _device(task: str) -> str:
+    job, _, index = task.removeprefix("/job:").partition("/task:")
+    return f"/job:{job}/replica:0/task:{index}/device:CPU:0"
+
+
+class VariableService:
+    """One task's variables served to others: name -> (version, value). Loop-thread only."""
+
+    def __init__(self, wire: TensorWire, incarnation: int) -> None:
+        self.wire = wire
+        self.incarnation = incarnation
+        self.device = _device(wire.task)
+        self.values: dict[str, tuple[int, np.ndarray]] = {}
+        self._replies: set[asyncio.Task[None]] = set()
+        wire.mailbox.service = self.handle
+
+    def handle(self, step_id: int, key: str, value: np.ndarray) -> bool:
+        """Apply a request frame; False for every other frame (it goes to the mailbox)."""
+        if _SERVICE_MARK not in key:
+            return False
+        parsed = parse_rendezvous_key(key)
+        name = parsed.tensor_name
+        if name == PULL:
+            self._pull(task_name(parsed.src_device), parsed.src_device, step_id, value)
+        elif name.startswith(PUSH):
+            version, _, var = name[len(PUSH) :].partition("/")
+            self._push(var, int(version), value)
+        else:
+            return False
+        return True
+
+    def _push(self, name: str, version: int, value: np.ndarray) -> None:
+        current = self.values.get(name)
+        unchanged = version < 0 or current is None or current[0] == version
+        # updated by another worker since this one pulled: add this one's delta to theirs
+        new = value[0] if unchanged or current is None else current[1] + value[1]
+        self.values[name] = ((current[0] if current else 0) + 1, np.array(new))  # keeps 0-d
+
+    def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray) -> None:
+        # The snapshot is taken now, in frame order: a pull sees every push sent before it.
+        found = [self.values.get(n.decode() if isinstance(n, bytes) else str(n)) for n in names.reshape(-1)]
+        versions = np.array([f[0] if f else -1 for f in found], dtype=np.int64)
+        frames = [(self._key(dst, VERSIONS), versions)]
+        frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
+        task = asyncio.ensure_future(self._reply(peer, step_id, frames))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
+
+    def _key(self, dst: str, tensor_name: str) -> str:
+        # Replies carry incarnation 0: the asking worker's request id (the frame's step id) is
+        # drawn by it and never reused, so a reply cannot match any other request.
+        return rendezvous_key(self.device, 0, dst, tensor_name)
+
+    async def _reply(self, peer: str, step_id: int, frames: list[tuple[str, np.ndarray]]) -> None:
+        try:
+            for key, value in frames:
+                await self.wire.send(peer, key, step_id, value)
+        except UnavailableError as exc:
+            logger.warning("task %s: could not answer a variable pull of %s: %s", self.wire.task, peer, exc)
+
+
+# target ("grpc://host:port") -> the service of the server listening there, in this process
+_TASKS: dict[str, VariableService] = {}
+
+
+def register_task(target: str, service: VariableService | None) -> None:
+    """A server of this process starts (``service``) or stops (None) serving at ``target``."""
+    if service is None:
+        _TASKS.pop(target, None)
+    else:
+        _TASKS[target] = service
+
+
+def task_for_target(target: str) -> VariableService:
+    service = _TASKS.get(target)
+    if service is None:
+        raise InvalidArgumentError(
+            None,
+            None,
+            f"Session target {target!r} is not a tf.train.Server of this process "
+            f"(servers here: {sorted(_TASKS) or 'none'}); create the task's server first and pass server.target",
+        )
+    return service
+
+
+class RemoteVariables:
+    """A worker session's view of the variables its graph places on other tasks."""
+
+    def __init__(self, service: VariableService, graph: Graph, store: Any) -> None:
+        self._service = service
+        self._graph = graph
+        self._store = store
+        self._by_task: dict[str, list[str]] = {}
+        self._ops_seen = -1
+        self._pulled: dict[str, tuple[int, Any]] = {}
+        self._ids = itertools.count(random.getrandbits(48))
+
+    def remote_variables(self) -> dict[str, list[str]]:
+        """Task -> shared names of the graph's variables placed there (recomputed as the graph grows)."""
+        ops = self._graph.get_operations()
+        if len(ops) != self._ops_seen:
+            own = self._service.wire.task
+            by_task: dict[str, list[str]] = {}
+            for op in ops:
+                if op.type == "VariableV2" and "/job:" in (op.device or ""):
+                    task = task_name(op.device)
+                    if task != own:
+                        by_task.setdefault(task, []).append(op.attrs.get("shared_name") or op.name)
+            self._by_task, self._ops_seen = by_task, len(ops)
+        return self._by_task
+
+    async def before_step(self, _ctx: Any) -> None:
+        await self.pull()
+
+    async def pull(self) -> dict[str, int]:
+        """Write every remote variable the ps holds into the session's store; name -> version."""
+        by_task = self.remote_variables()
+        results = await asyncio.gather(*(self._pull_from(t, names) for t, names in by_task.items()))
+        pulled: dict[str, tuple[int, Any]] = {}
+        store = self._store
+        for names, (versions, values) in zip(by_task.values(), results):
+            for i, name in enumerate(names):
+                if versions[i] >= 0:
+                    store.ref(name, None).write(values[i])
+                    pulled[name] = (int(versions[i]), store.values[name])
+        self._pulled = pulled
+        return {n: v for n, (v, _) in pulled.items()}
+
+    async def _pull_from(self, task: str, names: list[str]) -> tuple[np.ndarray, list[Any]]:
+        svc, wire = self._service, self._service.wire
+        req = next(self._ids)
+        me = svc.device
+        await wire.send(
+            task,
+            rendezvous_key(me, svc.incarnation, _device(task), PULL),
+            req,
+            np.array([n.encode() for n in names], dtype=object),
+        )
+        src = _device(task)
+
+        def key(name: str) -> str:
+            return rendezvous_key(src, 0, me, name)
+
+        versions = await wire.recv(key(VERSIONS), req, PULL_TIMEOUT_S)
+        values: list[Any] = [None] * len(names)
+        for i in np.flatnonzero(versions >= 0):
+            values[i] = await wire.recv(key(f"{VALUE}{i}"), req, PULL_TIMEOUT_S)
+        return versions, values
+
+    async def push(self, _ctx: Any = None) -> None:
+        """Send each variable this step changed (see the module docstring)."""
+        svc, store = self._service, self._store
+        pulled, self._pulled = self._pulled, {}
+        for task, names in self.remote_variables().items():
+            for name in names:
+                new = store.values.get(name)
+                if new is None:
+                    continue
+                before = pulled.get(name)
+                if before is not None and new is before[1]:
+                    continue  # unchanged: the pulled value is held here, so never updated in place
+                new = np.asarray(
+                    new.get() if hasattr(new, "get") and not isinstance(new, np.ndarray) else new
+                )
+                if before is None or new.dtype == np.bool_ or new.dtype == object:
+                    version, frame = -1, new[None]
+                else:
+                    version, frame = before[0], np.stack([new, new - np.asarray(before[1])])
+                key = rendezvous_key(svc.device, svc.incarnation, _device(task), f"{PUSH}{version}/{name}")
+                await svc.wire.send(task, key, 0, frame)
+
+    def initialized(self, versions: dict[str, int]) -> list[str]:
+        """Remote variables missing from ``versions`` (a pull's result): the ones not initialised."""
+        return [n for names in self.remote_variables().values() for n in names if n not in versions]

@@ -1,0 +1,128 @@
+"""Between-graph replication across processes: a ps task and worker tasks as child processes
+(dist_task.py), variables placed on the ps by replica_device_setter, sessions on
+``server.target``. Every child runs under a timeout; ports are free loopback ports."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+TASK = str(Path(__file__).with_name("dist_task.py"))
+TIMEOUT_S = 180
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _cluster(workers: int) -> str:
+    ports = _free_ports(workers + 1)
+    return json.dumps({"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]})
+
+
+def _start(role: str, index: int, cluster: str, steps: int = 0, pause: float = 0.0) -> subprocess.Popen[str]:
+    args = [sys.executable, TASK, role, str(index), cluster, str(steps), str(pause)]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def _finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    out, err = proc.communicate(timeout=TIMEOUT_S)
+    assert proc.returncode == 0, err[-3000:]
+    return _lines(out)
+
+
+def _losses(lines: list[dict[str, Any]]) -> list[float]:
+    errors = [line for line in lines if "error" in line]
+    assert not errors, errors
+    return [line["loss"] for line in lines if "loss" in line]
+
+
+@pytest.fixture
+def ps() -> Iterator[Any]:
+    started: list[subprocess.Popen[str]] = []
+
+    def start(cluster: str) -> subprocess.Popen[str]:
+        proc = _start("ps", 0, cluster)
+        started.append(proc)
+        assert proc.stdout is not None
+        assert "serving" in json.loads(proc.stdout.readline())
+        return proc
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.communicate(timeout=TIMEOUT_S)
+
+
+def test_one_worker_trains_on_the_ps_as_a_single_process_does(ps: Any) -> None:
+    cluster = _cluster(1)
+    ps(cluster)
+    remote = _losses(_finish(_start("worker", 0, cluster, 12)))
+    local = _losses(_finish(_start("local", 0, cluster, 12)))
+    assert len(remote) == 12
+    np.testing.assert_allclose(remote, local, rtol=1e-6)
+    assert remote[-1] < remote[0] / 2
+    # the variables stayed on the ps: a later worker reads the 12 steps' global step there
+    assert _finish(_start("read", 0, cluster))[-1] == {"global_step": 12}
+
+
+def test_three_workers_share_the_ps_variables_asynchronously(ps: Any) -> None:
+    cluster = _cluster(3)
+    ps(cluster)
+    # The non-chiefs start first: they wait for the chief to initialise the ps's variables.
+    workers = [_start("worker", i, cluster, 15) for i in (1, 2)]
+    workers.insert(0, _start("worker", 0, cluster, 15))
+    runs = [_losses(_finish(w)) for w in workers]
+    for losses in runs:
+        assert len(losses) == 15
+        assert losses[-1] < losses[0]
+    assert _finish(_start("read", 1, cluster))[-1] == {"global_step": 45}
+
+
+def test_killing_the_ps_fails_the_next_step_with_unavailable_naming_it(ps: Any) -> None:
+    cluster = _cluster(1)
+    server = ps(cluster)
+    worker = _start("worker", 0, cluster, 100_000, 0.02)
+    assert worker.stdout is not None
+    for line in worker.stdout:
+        if '"step": 3,' in line:
+            break
+    server.kill()
+    last = _finish(worker)[-1]
+    assert last["error"] == "UnavailableError"
+    assert "/job:ps/task:0" in last["message"]
+
+
+def test_killing_one_worker_leaves_the_others_going(ps: Any) -> None:
+    cluster = _cluster(2)
+    ps(cluster)
+    chief = _start("worker", 0, cluster, 40, 0.02)
+    other = _start("worker", 1, cluster, 100_000, 0.02)
+    assert other.stdout is not None
+    for line in other.stdout:
+        if '"step": 3,' in line:
+            break
+    other.kill()
+    other.communicate(timeout=TIMEOUT_S)
+    losses = _losses(_finish(chief))
+    assert len(losses) == 40
+    assert losses[-1] < losses[0]
