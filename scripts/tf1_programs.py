@@ -34,7 +34,6 @@ import os
 import pathlib
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -269,44 +268,6 @@ def compare(program: Program, ours: Run, theirs: Run) -> tuple[bool, str, str, s
     return False, _short(theirs), _short(ours), "-"
 
 
-TAIL = 5  # progress figures averaged at the end of one run of a repeated program
-
-
-def tail_mean(metric: Metric, stdout: str) -> float | None:
-    """The mean of a run's last ``TAIL`` progress figures (by key order), or its one final figure."""
-    found = figures(metric, stdout)
-    try:
-        ordered = sorted(found.items(), key=lambda kv: float(kv[0]) if kv[0].isdigit() else -1.0)
-        values = [float(v.strip("[]")) for _, v in ordered][-TAIL:]
-    except ValueError:
-        return None
-    return statistics.fmean(values) if values else None
-
-
-def compare_repeats(program: Program, ours: list[Run], theirs: list[Run]) -> tuple[bool, str, str, str]:
-    """A program run several times per side (unseeded programs: each run differs), judged on the
-    spread of each run's ``tail_mean``: a match when the medians differ by at most the larger of
-    the band (25 %, or 0.05) and half of TF's own range over its runs."""
-    metric = next((m for m in program.metrics if m.kind != "output"), None)
-    if metric is None:
-        return False, "-", "-", "-"
-    a = [v for v in (tail_mean(metric, r.stdout) for r in ours) if v is not None]
-    t = [v for v in (tail_mean(metric, r.stdout) for r in theirs) if v is not None]
-    if not a or not t:
-        return False, f"{len(t)} of {len(theirs)} runs", f"{len(a)} of {len(ours)} runs", "-"
-    ma, mt = statistics.median(a), statistics.median(t)
-    allowed = max(0.25 * abs(mt), 0.05, (max(t) - min(t)) / 2)
-    if metric.kind in ("accuracy", "percent", "loss"):
-        match = judge(metric.kind, str(ma), str(mt))
-    else:
-        match = abs(ma - mt) <= allowed
-
-    def text(v: list[float]) -> str:
-        return f"median {statistics.median(v):.4g} ({min(v):.4g}..{max(v):.4g}, {len(v)} runs)"
-
-    return match, text(t), text(a), f"mean of last {TAIL}"
-
-
 def _short(run: Run) -> str:
     return run.status + (f": {run.error[:70]}" if run.error else "")
 
@@ -320,12 +281,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None, help="seconds per program and side")
     parser.add_argument("--sides", default="tensorflow,antcolony")
     parser.add_argument("--json", default=None, help="write the results here too")
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        help="runs per side (alternating sides); compares the spread of each run's last figures",
-    )
     args = parser.parse_args(argv)
     if not args.source:
         parser.error(f"--source (or ${SOURCE_ENV}) must name the folder holding the checkouts")
@@ -335,17 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for program in chosen:
         timeout = args.timeout or program.timeout
-        sides = args.sides.split(",")
-        repeats: dict[str, list[Run]] = {side: [] for side in sides}
-        for r in range(max(1, args.repeat)):
-            for side in sides if r % 2 == 0 else list(reversed(sides)):
-                repeats[side].append(run_side(program, source, side, timeout))
-        runs = {side: got[-1] for side, got in repeats.items()}
+        runs = {side: run_side(program, source, side, timeout) for side in args.sides.split(",")}
         ours, theirs = runs.get("antcolony"), runs.get("tensorflow")
         if ours is None or theirs is None:
             match, t, a, key = False, "", "", "-"
-        elif args.repeat > 1:
-            match, t, a, key = compare_repeats(program, repeats["antcolony"], repeats["tensorflow"])
         else:
             match, t, a, key = compare(program, ours, theirs)
         row = {
@@ -356,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         }  # fmt: skip
         rows.append(row)
         print(
-            f"{row['program']:<28} TF {row['tf'][:56]:<40} antcolony {row['antcolony'][:56]:<40} "
+            f"{row['program']:<28} TF {row['tf'][:40]:<40} antcolony {row['antcolony'][:40]:<40} "
             f"at {key:<6} {row['tf_s']}s/{row['antcolony_s']}s {'match' if match else 'DIFFERS'}",
             flush=True,
         )

@@ -65,27 +65,6 @@ def test_the_judge_follows_its_rules():
     assert judge("percent", "96.0", "100.0") and not judge("percent", "83.33", "100.0")
 
 
-def _gan_run(d_losses: list[float]) -> tf1_programs.Run:
-    lines = [f"Epoch: {i:04d} D loss: {v:.4} G loss: 1.0" for i, v in enumerate(d_losses)]
-    return tf1_programs.Run("ok", 1.0, "\n".join(lines) + "\n", "")
-
-
-def test_repeated_runs_are_judged_on_the_spread_of_their_last_figures():
-    gan = next(p for p in tf1_programs.PROGRAMS if p.name == "golbin 09-01 gan")
-    # each run's figure: the mean of its last 5 epochs (-0.3 here, whatever the epochs before)
-    assert tf1_programs.tail_mean(
-        gan.metrics[0], _gan_run([9.0, 9.0, -0.2, -0.4, -0.3, -0.2, -0.4]).stdout
-    ) == (pytest.approx(-0.3))
-    tf_runs = [_gan_run([-0.30] * 6), _gan_run([-0.36] * 6), _gan_run([-0.24] * 6)]
-    close = [_gan_run([-0.33] * 6), _gan_run([-0.28] * 6), _gan_run([-0.40] * 6)]
-    far = [_gan_run([-0.9] * 6), _gan_run([-1.0] * 6), _gan_run([-0.8] * 6)]
-    match, theirs, ours, key = tf1_programs.compare_repeats(gan, close, tf_runs)
-    assert match and "3 runs" in theirs and "median -0.33" in ours and key == "mean of last 5"
-    assert not tf1_programs.compare_repeats(gan, far, tf_runs)[0]
-    # a side whose runs printed nothing to compare does not match
-    assert not tf1_programs.compare_repeats(gan, [tf1_programs.Run("failed", 1.0, "", "x")], tf_runs)[0]
-
-
 def test_program_names_are_unique():
     names = [p.name for p in tf1_programs.PROGRAMS]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
