@@ -59,6 +59,10 @@ LINE_REWRITES = [
     (re.compile(r"^from tensorflow\.contrib import rnn\s*$", re.M), "from tf1_programs_support import rnn"),
 ]  # fmt: skip
 TF_IMPORT = re.compile(r"^import tensorflow as tf\s*$", re.M)
+SEED_LINES = (
+    "\nimport random as _seed_random, numpy as _seed_np\n"
+    "_seed_random.seed({seed}); _seed_np.random.seed({seed}); tf.set_random_seed({seed})"
+)
 
 STEP_LOSS = r"^Step (?P<key>\d+)\D.*?Loss[=:] *(?P<value>[-0-9.e]+)"
 FINAL_ACCURACY = r"^(?:Testing )?Accuracy:? *(?P<value>[0-9.e-]+)"
@@ -155,9 +159,13 @@ PROGRAMS = [
 ]  # fmt: skip
 
 
-def rewrite(source: str, side: str) -> str:
-    """The program as one side runs it: its import lines replaced, nothing else."""
-    out = TF_IMPORT.sub(IMPORTS[side].replace("\\", "\\\\"), source)
+def rewrite(source: str, side: str, seed: int | None = None) -> str:
+    """The program as one side runs it: its import lines replaced, nothing else. With ``seed``,
+    the import line also seeds Python's and numpy's generators and TF's graph-level seed, the
+    same way on both sides (the random streams still differ between the sides: their kernels
+    draw differently)."""
+    line = IMPORTS[side] + (SEED_LINES.format(seed=seed) if seed is not None else "")
+    out = TF_IMPORT.sub(line.replace("\\", "\\\\"), source)
     for pattern, line in LINE_REWRITES:
         out = pattern.sub(line, out)
     return out
@@ -171,14 +179,16 @@ class Run:
     error: str = ""
 
 
-def run_side(program: Program, source_dir: pathlib.Path, side: str, timeout: float) -> Run:
+def run_side(
+    program: Program, source_dir: pathlib.Path, side: str, timeout: float, seed: int | None = None
+) -> Run:
     original = source_dir / program.repo / program.path
     if not original.exists():
         return Run("missing", 0.0, "", f"{original} not found")
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"tf1prog-{program.name}-{side}-"))
     try:
         _copy_data(original.parent, work)
-        (work / "program.py").write_text(rewrite(original.read_text(), side))
+        (work / "program.py").write_text(rewrite(original.read_text(), side, seed))
         shutil.copy(SUPPORT, work / SUPPORT.name)
         env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
         env["TF1_PROGRAMS_SIDE"] = side
@@ -268,6 +278,42 @@ def compare(program: Program, ours: Run, theirs: Run) -> tuple[bool, str, str, s
     return False, _short(theirs), _short(ours), "-"
 
 
+def seed_summary(values: list[float]) -> dict[str, float]:
+    """Median and range of one side's per-seed figures."""
+    ordered = sorted(values)
+    n = len(ordered)
+    median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    return {"median": median, "min": ordered[0], "max": ordered[-1], "n": n}
+
+
+def compare_seeds(program: Program, runs: dict[str, list[Run]], last: int) -> dict[str, object]:
+    """Both sides' distributions over seeds, on the first non-output metric every run printed.
+
+    Each run gives one figure: the mean of its last ``last`` progress values at the keys every run
+    of both sides reached (one sample is noisy: a GAN's losses swing from epoch to epoch). The
+    sides match when antcolony's median lies within TF's per-seed range, or within the usual band
+    (25 % or 0.05) of TF's median.
+    """
+    for metric in program.metrics:
+        if metric.kind == "output":
+            continue
+        per_run = {side: [figures(metric, r.stdout) for r in rs] for side, rs in runs.items()}
+        all_figs = [f for figs in per_run.values() for f in figs]
+        if not all_figs or not all(all_figs):
+            continue
+        keys = [k for k in all_figs[0] if all(k in f for f in all_figs)][-last:]
+        if not keys:
+            continue
+        summary = {
+            side: seed_summary([sum(float(f[k].strip("[]")) for k in keys) / len(keys) for f in figs])
+            for side, figs in per_run.items()
+        }
+        ours, theirs = summary["antcolony"], summary["tensorflow"]
+        within = theirs["min"] <= ours["median"] <= theirs["max"]
+        return {"keys": keys, **summary, "match": within or _close(ours["median"], theirs["median"])}
+    return {"keys": [], "match": False}
+
+
 def _short(run: Run) -> str:
     return run.status + (f": {run.error[:70]}" if run.error else "")
 
@@ -281,12 +327,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None, help="seconds per program and side")
     parser.add_argument("--sides", default="tensorflow,antcolony")
     parser.add_argument("--json", default=None, help="write the results here too")
+    parser.add_argument(
+        "--seeds", type=int, default=0, help="run each program this many times per side, seeded 0..N-1, "
+        "and compare the distributions (median, range) of the last progress figures"
+    )  # fmt: skip
+    parser.add_argument("--last", type=int, default=5, help="with --seeds: progress figures averaged per run")
     args = parser.parse_args(argv)
     if not args.source:
         parser.error(f"--source (or ${SOURCE_ENV}) must name the folder holding the checkouts")
     source = pathlib.Path(args.source)
     wanted = {p for p in args.programs.split(",") if p}
     chosen = [p for p in PROGRAMS if not wanted or p.name in wanted]
+    if args.seeds:
+        return _main_seeds(chosen, source, args)
     rows = []
     for program in chosen:
         timeout = args.timeout or program.timeout
@@ -311,6 +364,37 @@ def main(argv: list[str] | None = None) -> int:
     # a program TensorFlow itself cannot run (tf.contrib, a download) has no result to compare
     ran = [r for r in rows if r["tf"].startswith(("ok", "timeout"))]
     print(f"\n{sum(r['match'] for r in ran)} of {len(ran)} programs that TF runs give TF's result")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _main_seeds(chosen: list[Program], source: pathlib.Path, args: argparse.Namespace) -> int:
+    rows = []
+    for program in chosen:
+        timeout = args.timeout or program.timeout
+        runs: dict[str, list[Run]] = {"tensorflow": [], "antcolony": []}
+        for seed in range(args.seeds):
+            for side in runs:
+                run = run_side(program, source, side, timeout, seed)
+                runs[side].append(run)
+                print(f"{program.name} seed {seed} {side}: {_short(run)} {run.seconds:.1f}s", flush=True)
+        result = compare_seeds(program, runs, args.last)
+        row = {
+            "program": program.name,
+            **result,
+            "seconds": {s: [round(r.seconds, 1) for r in rs] for s, rs in runs.items()},
+        }
+        rows.append(row)
+        line = " ".join(
+            f"{side} median {row[side]['median']:.4g} range [{row[side]['min']:.4g}, {row[side]['max']:.4g}]"  # type: ignore[index]
+            for side in runs
+            if side in row
+        )
+        print(
+            f"{program.name}: {line} over keys {result['keys']} {'match' if result['match'] else 'DIFFERS'}",
+            flush=True,
+        )
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

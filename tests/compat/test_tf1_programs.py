@@ -112,3 +112,27 @@ def test_a_public_program_gives_tfs_result(name):
         pytest.skip(theirs.error)
     match, tf_gave, we_gave, key = tf1_programs.compare(program, ours, theirs)
     assert match, f"{name}: TF {tf_gave}, antcolony {we_gave} (at {key}); antcolony stderr: {ours.error}"
+
+
+def test_seeded_runs_seed_both_sides_alike_and_compare_distributions():
+    ours = tf1_programs.rewrite(PROGRAM, "antcolony", seed=3).splitlines()
+    theirs = tf1_programs.rewrite(PROGRAM, "tensorflow", seed=3).splitlines()
+    seeding = [ln for ln in ours if "seed(" in ln]
+    assert seeding == [ln for ln in theirs if "seed(" in ln]
+    assert seeding == ["_seed_random.seed(3); _seed_np.random.seed(3); tf.set_random_seed(3)"]
+    program = tf1_programs.Program(
+        "r", "p.py", (tf1_programs.Metric(r"^(?P<key>\d+) (?P<value>\S+)$", "band"),)
+    )
+
+    def run(*values: float) -> tf1_programs.Run:
+        return tf1_programs.Run("ok", 1.0, "".join(f"{i} {v}\n" for i, v in enumerate(values)))
+
+    theirs_runs = [run(9.0, 1.0, 1.2), run(9.0, 0.8, 1.0), run(9.0, 1.4, 1.6)]
+    near = tf1_programs.compare_seeds(
+        program, {"tensorflow": theirs_runs, "antcolony": [run(0, 1.3, 1.3)]}, 2
+    )
+    assert near["keys"] == ["1", "2"] and near["tensorflow"]["median"] == 1.1 and near["match"]
+    far = tf1_programs.compare_seeds(
+        program, {"tensorflow": theirs_runs, "antcolony": [run(9.0, 2.0, 2.2)]}, 2
+    )
+    assert far["antcolony"]["median"] == 2.1 and not far["match"]
