@@ -9,14 +9,17 @@ variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
     git clone https://github.com/nlintz/TensorFlow-Tutorials        $DIR/nlintz+TensorFlow-Tutorials
     git clone https://github.com/MorvanZhou/Tensorflow-Tutorial     $DIR/MorvanZhou+Tensorflow-Tutorial
     git clone https://github.com/golbin/TensorFlow-Tutorials        $DIR/golbin+TensorFlow-Tutorials
+    git clone https://github.com/pkmital/tensorflow_tutorials       $DIR/pkmital+tensorflow_tutorials
     python scripts/tf1_programs.py --source $DIR
 
 What is rewritten, the same way on both sides (``rewrite``): ``import tensorflow as tf`` becomes
 ``import antcolony.compat.v1 as tf`` or ``import tensorflow.compat.v1 as tf`` (TF 2 in TF1 mode);
 TF1's MNIST loader, which downloads, becomes ``scripts/tf1_programs_support.py``'s stand-in over
-scikit-learn's digits; ``from tensorflow.contrib import rnn`` (gone from TF 2) becomes that
+scikit-learn's digits (also where imported as ``tensorflow.examples.tutorials.mnist.input_data``,
+indented or not); ``from tensorflow.contrib import rnn`` (gone from TF 2) becomes that
 module's ``rnn``, which is ``tf.nn.rnn_cell`` and ``tf.nn``. Nothing else changes. Each side runs in
-its own process, in its own empty folder, with a time limit; a program that prints its progress is
+its own process, in its own empty folder (with copies of the program's data and of its helper
+packages, such as pkmital's ``libs/``, rewritten alike), with a time limit; a program that prints its progress is
 compared at the last step both sides reached.
 
 Judging a match (``Metric.kind``): ``accuracy``, antcolony's within 0.05 of TF's or above it
@@ -48,6 +51,7 @@ AYM = "aymericdamien+TensorFlow-Examples"
 NLI = "nlintz+TensorFlow-Tutorials"
 MOR = "MorvanZhou+Tensorflow-Tutorial"
 GOL = "golbin+TensorFlow-Tutorials"
+PKM = "pkmital+tensorflow_tutorials"
 
 IMPORTS = {
     "antcolony": "import antcolony.compat.v1 as tf",
@@ -57,8 +61,11 @@ LINE_REWRITES = [
     (re.compile(r"^from tensorflow\.examples\.tutorials\.mnist import input_data\s*$", re.M),
      "import tf1_programs_support as input_data"),
     (re.compile(r"^from tensorflow\.contrib import rnn\s*$", re.M), "from tf1_programs_support import rnn"),
+    (re.compile(r"^([ \t]*)import tensorflow\.examples\.tutorials\.mnist\.input_data as input_data[ \t]*$", re.M),
+     r"\1import tf1_programs_support as input_data"),
 ]  # fmt: skip
-TF_IMPORT = re.compile(r"^import tensorflow as tf\s*$", re.M)
+# also indented: some programs import TensorFlow again inside a function
+TF_IMPORT = re.compile(r"^(?P<indent>[ \t]*)import tensorflow as tf[ \t]*$", re.M)
 SEED_LINES = (
     "\nimport random as _seed_random, numpy as _seed_np\n"
     "_seed_random.seed({seed}); _seed_np.random.seed({seed}); tf.set_random_seed({seed})"
@@ -103,6 +110,9 @@ GOLBIN_EPOCH = r"^Epoch: (?P<key>\d+) "
 GOLBIN_ACCURACY = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "accuracy"),)  # "accuracy", in [0, 1]
 GOLBIN_PERCENT = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "percent"),)  # the same in percent
 GOLBIN_GAN = (Metric(GOLBIN_EPOCH + r"D loss: (?P<value>\S+) G loss", "band"),)
+PKM_COST = (Metric(r"^(?P<value>-?[0-9.]+(?:e[-+]?[0-9]+)?)$", "loss"),)  # the last epoch's cost
+PKM_ACCURACY = (Metric(r"^(?P<value>[01]\.[0-9]+(?:e-?[0-9]+)?)$", "accuracy"),)  # the last printed
+PKM_EPOCH_COST = (Metric(r"^(?P<key>\d+) (?P<value>[0-9.]+(?:e[-+]?[0-9]+)?)$", "loss"),)
 PROGRAMS = [
     Program(AYM, V1 + "1_Introduction/helloworld.py", OUTPUT),
     Program(AYM, V1 + "1_Introduction/basic_operations.py", OUTPUT),
@@ -137,6 +147,17 @@ PROGRAMS = [
     Program(MOR, MOR_DIR + "203_variable.py", OUTPUT),
     Program(MOR, MOR_DIR + "303_save_reload.py", OUTPUT),
     Program(MOR, MOR_DIR + "306_dataset.py", (Metric(r"^step: (?P<key>\d+)/200 \|train loss: (?P<value>\S+)", "loss"),)),
+    Program(PKM, "python/01_basics.py", OUTPUT, label="pkmital 01 basics"),
+    Program(PKM, "python/02_linear_regression.py", PKM_COST, label="pkmital 02 linear regression"),
+    Program(PKM, "python/03_polynomial_regression.py", PKM_COST, label="pkmital 03 polynomial regression"),
+    Program(PKM, "python/04_logistic_regression.py", PKM_ACCURACY, label="pkmital 04 logistic regression"),
+    Program(PKM, "python/05_basic_convnet.py", PKM_ACCURACY, label="pkmital 05 basic convnet"),
+    Program(PKM, "python/06_modern_convnet.py", PKM_ACCURACY, label="pkmital 06 modern convnet"),
+    Program(PKM, "python/07_autoencoder.py", PKM_EPOCH_COST, label="pkmital 07 autoencoder"),
+    Program(PKM, "python/08_denoising_autoencoder.py", PKM_EPOCH_COST, label="pkmital 08 denoising autoencoder"),
+    Program(PKM, "python/09_convolutional_autoencoder.py", PKM_EPOCH_COST, label="pkmital 09 conv autoencoder"),
+    Program(PKM, "python/10_residual_network.py", (Metric(r"^epoch: (?P<key>\d+) , train: \S+ , valid: (?P<value>\S+)", "accuracy"),), label="pkmital 10 residual network"),
+    Program(PKM, "python/11_variational_autoencoder.py", (Metric(r"^Train cost: (?P<value>\S+)", "loss"),), timeout=600.0, label="pkmital 11 vae"),
     Program(MOR, MOR_DIR + "402_RNN_classification.py", (Metric(r"^train loss: \S+ \| test accuracy: (?P<value>\S+)", "accuracy"),)),
     Program(MOR, MOR_DIR + "404_AutoEncoder.py", (Metric(r"^train loss: (?P<value>\S+)", "loss"),)),
     Program(MOR, MOR_DIR + "503_visualize_gradient_descent.py", (Metric(r"^a= (?P<value>\S+) b=", "band"),)),
@@ -165,7 +186,7 @@ def rewrite(source: str, side: str, seed: int | None = None) -> str:
     same way on both sides (the random streams still differ between the sides: their kernels
     draw differently)."""
     line = IMPORTS[side] + (SEED_LINES.format(seed=seed) if seed is not None else "")
-    out = TF_IMPORT.sub(line.replace("\\", "\\\\"), source)
+    out = TF_IMPORT.sub(lambda m: "\n".join(m["indent"] + part for part in line.split("\n")), source)
     for pattern, line in LINE_REWRITES:
         out = pattern.sub(line, out)
     return out
@@ -188,6 +209,7 @@ def run_side(
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"tf1prog-{program.name}-{side}-"))
     try:
         _copy_data(original.parent, work)
+        _copy_packages(original.parent, work, side)
         (work / "program.py").write_text(rewrite(original.read_text(), side, seed))
         shutil.copy(SUPPORT, work / SUPPORT.name)
         env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
@@ -222,6 +244,18 @@ def _copy_data(folder: pathlib.Path, work: pathlib.Path) -> None:
             shutil.copytree(item, work / item.name, ignore=_large_or_code)
         elif item.stat().st_size <= DATA_FILE_LIMIT:
             shutil.copy(item, work / item.name)
+
+
+def _copy_packages(folder: pathlib.Path, work: pathlib.Path, side: str) -> None:
+    """The program's own helper packages (a neighbouring folder with ``__init__.py``, as
+    ``libs/``), their modules rewritten for the side like the program (unseeded)."""
+    for package in folder.iterdir():
+        if not (package / "__init__.py").is_file():
+            continue
+        for module in package.rglob("*.py"):
+            target = work / module.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(rewrite(module.read_text(), side))
 
 
 def _large_or_code(folder: str, names: list[str]) -> list[str]:

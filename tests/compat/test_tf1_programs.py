@@ -136,3 +136,23 @@ def test_seeded_runs_seed_both_sides_alike_and_compare_distributions():
         program, {"tensorflow": theirs_runs, "antcolony": [run(9.0, 2.0, 2.2)]}, 2
     )
     assert far["antcolony"]["median"] == 2.1 and not far["match"]
+
+
+def test_indented_imports_and_helper_packages_are_rewritten_alike(tmp_path):
+    source = "def f():\n    import tensorflow as tf\n    import tensorflow.examples.tutorials.mnist.input_data as input_data\n"
+    ours = tf1_programs.rewrite(source, "antcolony").splitlines()
+    theirs = tf1_programs.rewrite(source, "tensorflow").splitlines()
+    assert ours[1:] == [
+        "    import antcolony.compat.v1 as tf",
+        "    import tf1_programs_support as input_data",
+    ]
+    assert theirs[1:3] == ["    import tensorflow.compat.v1 as tf", "    tf.disable_v2_behavior()"]
+    folder = tmp_path / "owner+repo" / "lesson"
+    (folder / "libs").mkdir(parents=True)
+    (folder / "libs" / "__init__.py").write_text("")
+    (folder / "libs" / "helpers.py").write_text("import tensorflow as tf\nNAME = tf.__name__\n")
+    (folder / "program.py").write_text("from libs.helpers import NAME\nprint(NAME)\n")
+    program = tf1_programs.Program("owner+repo", "lesson/program.py", tf1_programs.OUTPUT)
+    run = tf1_programs.run_side(program, tmp_path, "antcolony", 60)
+    assert run.status == "ok", run.error
+    assert run.stdout.strip() == "antcolony.compat.v1"
