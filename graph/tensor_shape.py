@@ -65,3 +65,7 @@ class TensorShape:
 
     def __repr__(self) -> str:
         return f"TensorShape({S.format_shape(self.dims)})"
+
+    def __str__(self) -> str:
+        # TF1's form, which programs print: (?, 3), (32,), (), <unknown>
+        return S.format_shape(self.dims)
