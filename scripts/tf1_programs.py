@@ -83,6 +83,9 @@ class Metric:
 
     pattern: str
     kind: str  # accuracy | loss | band | output
+    # progress lines without a key of their own, keyed by their position, so a run stopped by its
+    # time limit is compared at the last line both sides printed
+    numbered: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +113,9 @@ GOLBIN_EPOCH = r"^Epoch: (?P<key>\d+) "
 GOLBIN_ACCURACY = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "accuracy"),)  # "accuracy", in [0, 1]
 GOLBIN_PERCENT = (Metric(r"^정확도: *(?P<value>[0-9.]+)$", "percent"),)  # the same in percent
 GOLBIN_GAN = (Metric(GOLBIN_EPOCH + r"D loss: (?P<value>\S+) G loss", "band"),)
-PKM_COST = (Metric(r"^(?P<value>-?[0-9.]+(?:e[-+]?[0-9]+)?)$", "loss"),)  # the last epoch's cost
+PKM_COST = (
+    Metric(r"^(?P<value>-?[0-9.]+(?:e[-+]?[0-9]+)?)$", "loss", numbered=True),
+)  # the last epoch's cost
 PKM_ACCURACY = (Metric(r"^(?P<value>[01]\.[0-9]+(?:e-?[0-9]+)?)$", "accuracy"),)  # the last printed
 PKM_EPOCH_COST = (Metric(r"^(?P<key>\d+) (?P<value>[0-9.]+(?:e[-+]?[0-9]+)?)$", "loss"),)
 PROGRAMS = [
@@ -271,7 +276,8 @@ def _large_or_code(folder: str, names: list[str]) -> list[str]:
 def figures(metric: Metric, stdout: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for i, match in enumerate(re.finditer(metric.pattern, stdout, re.M)):
-        key = match.groupdict().get("key") or (f"line{i}" if metric.kind == "output" else "final")
+        numbered = metric.kind == "output" or metric.numbered
+        key = match.groupdict().get("key") or (f"line{i}" if numbered else "final")
         found[key] = match.group("value").strip()
     return found
 

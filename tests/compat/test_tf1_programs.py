@@ -156,3 +156,12 @@ def test_indented_imports_and_helper_packages_are_rewritten_alike(tmp_path):
     run = tf1_programs.run_side(program, tmp_path, "antcolony", 60)
     assert run.status == "ok", run.error
     assert run.stdout.strip() == "antcolony.compat.v1"
+
+
+def test_numbered_progress_lines_are_compared_at_the_last_line_both_printed():
+    metric = tf1_programs.Metric(r"^(?P<value>[0-9.]+)$", "loss", numbered=True)
+    program = tf1_programs.Program("r", "p.py", (metric,))
+    ours = tf1_programs.Run("timeout", 1.0, "5.0\n4.0\n")
+    theirs = tf1_programs.Run("timeout", 1.0, "5.0\n4.5\n0.1\n")
+    match, t, a, key = tf1_programs.compare(program, ours, theirs)
+    assert (match, t, a, key) == (True, "4.5", "4.0", "line1")
