@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,23 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.ports import free_ports
+
 TASK = str(Path(__file__).with_name("dist_task.py"))
 TIMEOUT_S = 180
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def _cluster(workers: int) -> str:
-    ports = _free_ports(workers + 1)
+    ports = free_ports(workers + 1)
     return json.dumps({"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]})
 
 

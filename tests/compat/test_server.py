@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from typing import Any
 
@@ -13,21 +12,11 @@ import pytest
 import antcolony.compat.v1 as tf
 from antcolony.actors.blocking.background_loop import background_loop
 from antcolony.actors.tensor_wire import rendezvous_key
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+from tests.ports import free_ports
 
 
 def test_two_tasks_exchange_a_tensor_and_join_returns_on_stop() -> None:
-    ps_port, worker_port = _free_ports(2)
+    ps_port, worker_port = free_ports(2)
     cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{worker_port}"]})
     ps = tf.train.Server(cluster, job_name="ps", task_index=0)
     worker = tf.train.Server(cluster, job_name="worker", task_index=0)
