@@ -147,7 +147,7 @@ def submit_tasks(
             f"{PLACEMENT_TIMEOUT_S:.0f} s (each worker needs its GPU share; see antcolony cluster status)"
         )
     actors = []
-    for bundle_index, (name, index, gpu, _) in enumerate(tasks):
+    for bundle_index, (name, index, gpu, share) in enumerate(tasks):
         spec = JobSpec(
             f"{job_id}-{name}-{index}",
             os.path.abspath(script),
@@ -166,9 +166,9 @@ def submit_tasks(
             "scheduling_strategy": strategy,
         }
         if gpu == REAL_GPU:
-            options["num_gpus"] = _bundle(gpu, tasks[bundle_index][3])["GPU"]
+            options["num_gpus"] = share
         elif gpu is not None:
-            options["resources"] = {gpu: tasks[bundle_index][3]}
+            options["resources"] = {gpu: share}
         actors.append(ray.remote(TaskActor).options(**options).remote(asdict(spec), name, index))
     addresses = ray.get([a.reserve.remote() for a in actors])
     cluster: dict[str, list[str]] = {WORKER: addresses[ps:]}
