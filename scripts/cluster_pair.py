@@ -95,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         print("decisions:")
         for d in sorted(run.decisions, key=lambda d: d["t_rel"]):
             print(f"  t={d['t_rel']:5.1f}s {d['job']}: perfControl {d['perfControl']}: {d['reason']}")
+        if cuda:
+            # a job on a real GPU reports the one it got (gpu_<index>), not the resource it asked
+            # for (REAL_GPU): key the capacity by what the samples say, or no figure finds the GPU
+            reported = {j["gpu"] for s in run.samples for j in s.jobs.values()}
+            run.capacity = dict.fromkeys(reported, mem) or run.capacity
         print("figures:")
         texts = figures(run)
         for text in texts:

@@ -8,7 +8,8 @@
 # gpu_proof.sh installs .device/wheels/*.whl and unpacks .device/ray-core.tar.xz into
 # .device/site (first on PYTHONPATH) before its stages, when its Python is the one the bundle was
 # made for (.device/python-version). Contents:
-#   wheels/         pytest, pytest-asyncio (the test extra) and Ray's own dependencies, for the
+#   wheels/         pytest, pytest-asyncio (the test extra), cuda-bindings (the cuda extra's
+#                   cuda.bindings.driver, for the virtual memory stage) and Ray's own dependencies, for the
 #                   device's Python (default 3.12, manylinux x86_64; DEVICE_PYTHON=3.11 to change)
 #   ray-core.tar.xz Ray's wheel unpacked without what antcolony never imports (its Java jars,
 #                   RLlib, Serve, Tune, Train, Data, LLM), xz-compressed: Ray's whole wheel (79 MB
@@ -35,6 +36,9 @@ fetch() {
 echo "downloading wheels for Python $PYV (ray $RAY_VERSION and its dependencies, the test extra)"
 fetch "$OUT/tmp" "ray==$RAY_VERSION"
 fetch "$OUT/wheels" --no-deps "pytest==9.0.3" "pluggy>=1.5" "iniconfig>=2" "pytest-asyncio==1.5.0"
+# the cuda extra's driver bindings, for the proof's virtual memory stage (12 MB; the 12.x line
+# also runs on CUDA 13 drivers)
+fetch "$OUT/wheels" --no-deps "cuda-bindings==12.9.0"
 for whl in "$OUT"/tmp/*.whl; do
     case "$(basename "$whl")" in
         ray-*) ;;

@@ -281,7 +281,9 @@ def test_cupy_allocations_come_from_the_bfc_stack_and_fall_back_to_pinned_host_m
 
     cupy = fake_cupy(devices=1)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
-    backend = CudaBackend()
+    # cudaMalloc regions, not "auto": where cuda.bindings and a real GPU exist (the GPU proof's
+    # machine), auto would grow the pool through the real driver, which the fake CuPy never sees
+    backend = CudaBackend(virtual_memory="off")
     mem = DeviceMemory(
         "/gpu:0",
         8 << 30,
