@@ -10,8 +10,10 @@ Rules, per GPU:
 - A guaranteed job's *baseline* step time is learnt first, robustly to noise: the median of its
   fresh status samples (its first ``warmup_samples`` dropped: a job warming up is slower) once
   ``baseline_samples`` arrived, or once ``baseline_seconds`` passed since the first with at least
-  two. Meanwhile opportunistic jobs on its GPU are suspended (perfControl 0, memory kept), so the
-  baseline is its step time alone; a job that reports no step time at all holds them for at most
+  two; while the newer half of them is faster than the older half by more than the raise
+  threshold, the job is still warming up and the older half is dropped. Meanwhile opportunistic
+  jobs on its GPU are suspended (perfControl 0, memory kept), so the baseline is its step time
+  alone; a job that reports no step time at all holds them for at most
   ``baseline_wait_polls`` polls. As soon as it is known they resume at ``resume_perf``.
 - A guaranteed job is judged at each fresh sample by a CUSUM of log(step / baseline) less half
   the back-off threshold: once it passes ``cusum_limit`` times the job's own spread alone (the
@@ -241,7 +243,13 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
             st = replace(st, samples=(*st.samples, float(j.step_us))[-s.baseline_samples :], first_t=first_t)
         st = replace(st, waited=st.waited + 1)
         timed_out = st.first_t is not None and j.t is not None and j.t - st.first_t >= s.baseline_seconds
-        if len(st.samples) >= s.baseline_samples or (timed_out and len(st.samples) >= 2):
+        if (len(st.samples) >= s.baseline_samples or timed_out) and _still_warming(st.samples, s):
+            # its step times still falling (the means in status files carry the first, slow steps
+            # for a while: on an H200 a job's first step took 2.5 s, its steps then 41 ms, and a
+            # baseline of 92 ms let the others slow it 1.5x unseen): keep the newer half, go on
+            half = len(st.samples) // 2
+            st = replace(st, samples=st.samples[half:], first_t=j.t)
+        elif len(st.samples) >= s.baseline_samples or (timed_out and len(st.samples) >= 2):
             baseline = _median(st.samples)
             v.learnt.append(
                 f"baseline of guaranteed job {j.job_id} learnt: {_ms(baseline)} "
@@ -272,6 +280,22 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
     else:
         v.unsettled += 1
     return replace(st, samples=samples, cusum=cusum)
+
+
+def _still_warming(samples: Sequence[float], s: PolicySettings) -> bool:
+    """The newer half of a job's baseline samples is faster than the older half by more than the
+    raise threshold and a margin of three standard errors of the newer half's own noise: it is
+    still warming up (needs 4 samples to tell). The margin keeps a noisy steady job (samples with
+    a CV of 0.3) from being read as warming: that would hold the others suspended."""
+    if len(samples) < 4:
+        return False
+    half = len(samples) // 2
+    newer = samples[half:]
+    logs = [math.log(x) for x in newer]
+    mean = sum(logs) / len(logs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    margin = math.exp(3 * sd / math.sqrt(len(newer)))
+    return _median(newer) * (1 + s.raise_threshold) * margin < _median(samples[:half])
 
 
 def _spread(solo: Sequence[float], s: PolicySettings) -> float:

@@ -39,7 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--width", type=int, default=None, help="the jobs' layer width (default: 256 sim, 4096 cuda)"
     )
-    p.add_argument("--host-ms", type=float, default=20.0, help="the guaranteed job's host work per step")
+    # 80 ms on CUDA: a 4096-wide step keeps an H200 busy ~39 ms, so with 20 ms of host work the
+    # guaranteed job alone keeps it 0.66 busy and no sharing could reach the 1.5x busy target
+    # (seen on the H200, 2026-11-26: 0.77 shared); 80 ms leaves it about two thirds idle, as the
+    # simulated pair's 20 ms does beside its ~9 ms step
+    p.add_argument(
+        "--host-ms",
+        type=float,
+        default=None,
+        help="the guaranteed job's host work per step (default: 20 sim, 80 cuda)",
+    )
     args = p.parse_args(argv)
     from antcolony.cluster import client
     from antcolony.cluster.ray_support import CLUSTER_DIR_ENV, REAL_GPU, connect, loopback_only
@@ -57,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     gpu = REAL_GPU if cuda else "sim_gpu_0"
     mem = client.gpu_memory(gpu)
     width = args.width or (4096 if cuda else 256)
+    host_ms = args.host_ms if args.host_ms is not None else (80.0 if cuda else 20.0)
     job_args = [
         "--width",
         str(width),
@@ -84,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         while time.time() - t0 < args.before + args.seconds:
             if "guar" not in run.arrivals and time.time() - t0 >= args.before:
-                submit("guar", "guaranteed", "--host-ms", str(args.host_ms))
+                submit("guar", "guaranteed", "--host-ms", str(host_ms))
                 run.arrivals["guar"] = time.time() - t0
             s, _ = sample(client, t0, workdir)
             run.samples.append(s)

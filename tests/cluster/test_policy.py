@@ -96,6 +96,24 @@ def test_the_baseline_is_learnt_within_its_seconds_when_samples_come_slowly() ->
     assert state.jobs["G"].baseline_us == 30_350  # the median of the 4 samples from t=0.4 to 1.6
 
 
+def test_a_baseline_waits_until_the_jobs_step_times_stop_falling() -> None:
+    # a guaranteed job's step times as cluster_pair printed them every 0.5 s on an H200, each read
+    # at two or three of the coordinator's 0.25 s polls (the status file's means carry its 2.5 s
+    # first step for a while), then its steady 41 ms; the median of the first 10 is 102 ms
+    settings = replace(S, baseline_samples=10, baseline_seconds=4.0)
+    seen = [70.1, 70.1, 258.9, 258.9, 134.3, 134.3, 134.3, 41.3, 41.3, 41.3, 41.3, 40.8, 40.8, 40.3] + [
+        41.0
+    ] * 20
+    state, perfs = PolicyState(), []
+    for seq, ms in enumerate(seen, start=1):
+        state, _ = decide(CAP, [o(), g(ms * 1000, seq)], state, settings)
+        perfs.append(state.jobs["O"].perf)
+    base = state.jobs["G"].baseline_us
+    assert base is not None and 40_000 <= base <= 42_000, base
+    learnt = perfs.index(20)
+    assert set(perfs[:learnt]) == {0}  # suspended until then
+
+
 def _baselined(step: float = 30_000) -> tuple[PolicyState, int]:
     steps = [[o(), g(step, i)] for i in range(1, 5)]
     state, _ = run(steps)
