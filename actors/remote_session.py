@@ -7,7 +7,7 @@ import logging
 import time
 from typing import Any
 
-from antcolony.errors import DeadlineExceededError
+from antcolony.errors import DeadlineExceededError, UnavailableError
 
 from .remote_variables import RemoteVariables, task_for_target
 from .run_actions import RunAction, RunGroup
@@ -34,22 +34,37 @@ def attach_remote_variables(session: Any, target: str) -> RemoteVariables:
 
 
 async def wait_for_remote_variables(
-    remote: RemoteVariables, timeout: float | None = None, interval: float = 0.5
+    remote: RemoteVariables, timeout: float | None = None, interval: float = 0.5, initialized: bool = True
 ) -> None:
-    """Until every variable the graph places on another task is initialised there (a worker that
-    is not the chief waits for the chief's init, as TF1's SessionManager.wait_for_session)."""
+    """Until every task holding variables of the graph answers and (``initialized``) every such
+    variable is initialised there: a worker that is not the chief waits for the chief's init, as
+    TF1's SessionManager.wait_for_session; the chief (``initialized=False``) waits for the ps
+    tasks to be up, as TF1's session creation does. A task not yet listening is waited for; a
+    task that fails otherwise fails the wait."""
     start = time.monotonic()
     while True:
-        missing = remote.initialized(await remote.pull())
-        if not missing:
+        try:
+            missing = remote.initialized(await remote.pull()) if initialized else []
+            if not initialized:
+                await remote.pull()
+            waiting_for = ""
+        except UnavailableError as exc:
+            # started before the ps (a cluster's processes start in any order): not yet up
+            missing, waiting_for = [], str(exc.message)
+        if not missing and not waiting_for:
             return
         waited = time.monotonic() - start
         if timeout is not None and waited >= timeout:
-            raise DeadlineExceededError(
-                None,
-                None,
-                f"variables on other tasks still not initialised after {waited:.0f} s "
-                f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); is the chief worker running?",
+            what = (
+                waiting_for
+                or f"variables on other tasks still not initialised ({', '.join(missing[:5])}"
+                f"{', ...' if len(missing) > 5 else ''}); is the chief worker running?"
             )
-        logger.info("waiting for the chief to initialise %d variable(s), e.g. %s", len(missing), missing[0])
+            raise DeadlineExceededError(None, None, f"waited {waited:.0f} s for the cluster: {what}")
+        if waiting_for:
+            logger.info("waiting for a task of the cluster to start: %s", waiting_for)
+        else:
+            logger.info(
+                "waiting for the chief to initialise %d variable(s), e.g. %s", len(missing), missing[0]
+            )
         await asyncio.sleep(interval)

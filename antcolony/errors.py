@@ -30,6 +30,7 @@ __all__ = [
     "FailedPreconditionError",
     "FileRefusedError",
     "GraphError",
+    "GraphFinalizedError",
     "IncompleteConfigError",
     "InternalError",
     "InvalidArgumentError",
@@ -166,6 +167,11 @@ class DataLossError(OpError):
 
 class GraphError(AntColonyError, ValueError):
     """A graph could not be built as asked (bad shapes, dtypes, names, missing gradient rule)."""
+
+
+class GraphFinalizedError(GraphError, RuntimeError):
+    """An op was added to a finalized graph (TF1 raises RuntimeError there: a Supervisor or a
+    monitored session finalizes its graph so a training loop cannot grow it step after step)."""
 
 
 class ActorError(AntColonyError):

@@ -36,6 +36,9 @@ class ConfigProto:
     intra_op_parallelism_threads: int = 0
     device_count: dict[str, int] = field(default_factory=dict)
     gpu_options: GPUOptions = field(default_factory=GPUOptions)
+    # the devices a distributed session may use (TF: "/job:ps", "/job:worker/task:0"); accepted
+    # as is: a session here only ever contacts the tasks its graph places variables on
+    device_filters: list[str] = field(default_factory=list)
 
     def to_session_config(self, base: SessionConfig | None = None) -> SessionConfig:
         """A SessionConfig (from ``base``, default one from the environment) with these options applied."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from antcolony.errors import GraphError
+from antcolony.errors import GraphError, GraphFinalizedError
 
 from . import shapes as S
 from .device_scope import DeviceEntry, device_string, place_new_op
@@ -389,7 +389,10 @@ class Graph:
     ) -> Operation:
         """Add an op: checks inputs, runs the op's shape rule, and returns the Operation."""
         if self._finalized:
-            raise GraphError("graph is finalized and cannot be modified")
+            raise GraphFinalizedError(
+                f"graph is finalized and cannot be modified (adding {op_type} op {name or ''!s}): "
+                "build every op before creating the Supervisor or monitored session"
+            )
         op_def = get_op_def(op_type)
         for t in inputs:
             if not isinstance(t, Tensor):

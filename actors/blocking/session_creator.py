@@ -153,6 +153,12 @@ class ChiefSessionCreator:
         scaffold = self._scaffold.finalize()
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
         try:
+            remote = sess._session.remote_variables
+            if remote is not None:
+                # a chief of a cluster: its ps tasks may still be starting
+                background_loop().call(
+                    "waiting for the cluster's tasks", wait_for_remote_variables, remote, 30 * 60, 0.5, False
+                )
             path = self._checkpoint_file
             state = None
             if path is None and self._checkpoint_dir:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,3 +117,17 @@ def test_killing_one_worker_leaves_the_others_going(ps: Any) -> None:
     losses = _losses(_finish(chief))
     assert len(losses) == 40
     assert losses[-1] < losses[0]
+
+
+def test_workers_started_before_the_ps_wait_for_it(ps: Any) -> None:
+    # A cluster's processes start in any order (a scheduler places them): TF1's session creation
+    # waits for the ps; it used to fail at once with UnavailableError (connection refused).
+    cluster = _cluster(2)
+    workers = [_start("worker", i, cluster, 10) for i in (0, 1)]
+    time.sleep(2.0)  # both are up and trying before the ps listens
+    assert all(w.poll() is None for w in workers), "a worker ended before the ps started"
+    ps(cluster)
+    for w in workers:
+        losses = _losses(_finish(w))
+        assert len(losses) == 10 and losses[-1] < losses[0]
+    assert _finish(_start("read", 1, cluster))[-1] == {"global_step": 20}

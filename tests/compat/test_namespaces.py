@@ -70,6 +70,7 @@ _RUNTIME_ERRORS = {
         "EngineError",
         "FileRefusedError",
         "GraphError",
+        "GraphFinalizedError",
         "IncompleteConfigError",
         "InvalidFetchError",
         "NoDefaultSessionError",

@@ -27,7 +27,9 @@ from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
+from . import app as app
 from . import errors as errors
+from . import flags as flags
 from . import gfile as gfile
 from . import graph_util as graph_util
 from . import io as io
@@ -48,7 +50,9 @@ __all__ = [
     "SparseTensor",
     "SparseTensorValue",
     "VarLenFeature",
+    "app",
     "errors",
+    "flags",
     "get_default_session",
     "gfile",
     "graph_util",

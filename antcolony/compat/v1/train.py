@@ -17,6 +17,7 @@ from antcolony.actors.blocking.basic_hooks import (
     NanTensorHook,
     StopAtStepHook,
 )
+from antcolony.actors.blocking.coordinator import Coordinator, LooperThread, start_queue_runners
 from antcolony.actors.blocking.monitored_session import (
     MonitoredSession,
     MonitoredTrainingSession,
@@ -32,6 +33,7 @@ from antcolony.actors.blocking.session_run_hook import (
     SessionRunValues,
 )
 from antcolony.actors.blocking.summary_hooks import StepCounterHook, SummarySaverHook
+from antcolony.actors.blocking.supervisor import Supervisor
 from antcolony.compat.v1.io import write_graph
 from antcolony.train import *  # noqa: F403 - ac.train's names, the same objects
 from antcolony.train import __all__ as _async_names
@@ -41,9 +43,11 @@ __all__ = [
     "CheckpointSaverHook",
     "CheckpointSaverListener",
     "ChiefSessionCreator",
+    "Coordinator",
     "FeedFnHook",
     "FinalOpsHook",
     "LoggingTensorHook",
+    "LooperThread",
     "MonitoredSession",
     "MonitoredTrainingSession",
     "NanLossDuringTrainingError",
@@ -60,7 +64,9 @@ __all__ = [
     "StepCounterHook",
     "StopAtStepHook",
     "SummarySaverHook",
+    "Supervisor",
     "WorkerSessionCreator",
+    "start_queue_runners",
     "write_graph",
 ]
 
