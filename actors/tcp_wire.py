@@ -68,6 +68,7 @@ class _Receiver(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self._got += nbytes
+        self._wire.bytes_received += nbytes
         if self._got < len(self._buf):
             return
         try:
@@ -213,6 +214,9 @@ class TcpWire(TensorWire):
         self._senders: dict[str, _Sender] = {}
         self._connecting: dict[str, asyncio.Future[_Sender]] = {}
         self.address: tuple[str, int] = ("", 0)
+        # what crossed this task's sockets (frames and hellos), for the distributed benchmark
+        self.bytes_sent = 0
+        self.bytes_received = 0
 
     @classmethod
     async def start(
@@ -297,6 +301,7 @@ class TcpWire(TensorWire):
     async def send(self, peer: str, key: str, step_id: int, value: np.ndarray) -> None:
         peer = task_name(peer)
         buffers = encode_frame(key, step_id, value)
+        self.bytes_sent += sum(memoryview(b).nbytes for b in buffers)
         sender = await self._sender(peer)
         await sender.write(buffers)
 

@@ -1,12 +1,17 @@
-"""Distributed TF1 figures (issue 29), part 2: training steps/s with variables on a ps task.
+"""Distributed TF1 figures (issue 29), part 2: training steps/s with variables on ps tasks.
 
-The digits MLP (64-128-64-10, ReLU, GradientDescent, batches of 64) trained for ``--steps`` steps
-per worker: in one process (the baseline, measured in the same run), then with 1 ps and 1 worker,
-then 1 ps and 2 workers, each task a child process on loopback (tf.train.Server,
-replica_device_setter, MonitoredTrainingSession). Prints steps/s per worker and in total, the ratio
-of the total to the single process, and each worker's last loss. No target is set for these figures yet.
+An MLP trained for ``--steps`` steps per worker (GradientDescent, batches of 64): ``digits``
+(64-128-64-10, 13k parameters, scikit-learn's digits) or ``large`` (256-1024-1024-10, 1.3M
+parameters, fixed random data). First in one process (the baseline, measured in the same run),
+then for each number of ps tasks (``--ps``) and of workers (``--workers``) with every variable on
+the ps tasks (tf.train.Server, replica_device_setter round-robin, MonitoredTrainingSession).
+Each task is a child process on loopback, or with ``--ray`` a Ray actor started by
+``antcolony submit --spread`` on a local Ray cluster of ``--nodes`` nodes on this machine
+(``ray.cluster_utils``). Prints steps/s per worker and in total, the ratio of the total to the
+single process, the bytes each worker's wire sent and received per step, and the last losses.
+No target is set for these figures yet.
 
-    python scripts/bench_distributed_steps.py [--steps 300] [--workers 1,2]
+    python scripts/bench_distributed_steps.py [--steps 300] [--ps 1,2] [--workers 1,2,4] [--models digits,large] [--ray]
 
 Run it on an otherwise idle machine: every task is a process of its own.
 """
@@ -15,22 +20,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import socket
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
+SIZES = {"digits": (64, 128, 64), "large": (256, 1024, 1024)}
 
-def _model(device: object) -> tuple[object, ...]:
+
+def _model(device: object, model: str) -> tuple[object, ...]:
     import antcolony.compat.v1 as tf
 
+    features, h1, h2 = SIZES[model]
     tf.set_random_seed(1)
     with tf.device(device):
-        x = tf.placeholder(tf.float32, [64, 64])
+        x = tf.placeholder(tf.float32, [64, features])
         y = tf.placeholder(tf.int64, [64])
-        h = tf.layers.dense(tf.layers.dense(x, 128, tf.nn.relu), 64, tf.nn.relu)
+        h = tf.layers.dense(tf.layers.dense(x, h1, tf.nn.relu), h2, tf.nn.relu)
         logits = tf.layers.dense(h, 10)
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         gstep = tf.train.get_or_create_global_step()
@@ -38,22 +51,28 @@ def _model(device: object) -> tuple[object, ...]:
     return x, y, loss, train
 
 
-def _batches(steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    from sklearn.datasets import load_digits
+def _batches(steps: int, model: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    if model == "large":
+        rng = np.random.default_rng(0)
+        xs = rng.standard_normal((64 * 8, SIZES[model][0])).astype(np.float32)
+        ys = rng.integers(0, 10, 64 * 8).astype(np.int64)
+    else:
+        from sklearn.datasets import load_digits
 
-    data = load_digits()
-    xs, ys = (data.data / 16.0).astype(np.float32), data.target.astype(np.int64)
+        data = load_digits()
+        xs, ys = (data.data / 16.0).astype(np.float32), data.target.astype(np.int64)
     n = len(xs) // 64
     return [(xs[(i % n) * 64 : (i % n + 1) * 64], ys[(i % n) * 64 : (i % n + 1) * 64]) for i in range(steps)]
 
 
-def _task(role: str, index: int, cluster_json: str, steps: int) -> None:
-    """A child process: the ps serves; a worker (or ``local``) trains and prints its steps/s."""
+def _task(role: str, index: int, cluster_json: str, steps: int, model: str) -> None:
+    """A child process: the ps serves; a worker (or ``local``) trains and prints its figures."""
     import antcolony.compat.v1 as tf
 
-    batches = _batches(steps)
+    batches = _batches(steps, model)
+    server = None
     if role == "local":
-        x, y, loss, train = _model(None)
+        x, y, loss, train = _model(None, model)
         sess = tf.Session()
         sess.run(tf.global_variables_initializer())
     else:
@@ -64,14 +83,20 @@ def _task(role: str, index: int, cluster_json: str, steps: int) -> None:
             server.join()
             return
         setter = tf.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster)
-        x, y, loss, train = _model(setter)
+        x, y, loss, train = _model(setter, model)
         sess = tf.train.MonitoredTrainingSession(master=server.target, is_chief=index == 0)
     sess.run([train, loss], {x: batches[0][0], y: batches[0][1]})  # warm-up: plans, connections
+    sent0, got0 = (server.wire.bytes_sent, server.wire.bytes_received) if server else (0, 0)
     start = time.perf_counter()
     for bx, by in batches[1:]:
         _, last = sess.run([train, loss], {x: bx, y: by})
     elapsed = time.perf_counter() - start
-    print(json.dumps({"steps_per_s": (len(batches) - 1) / elapsed, "loss": float(last)}), flush=True)
+    timed = len(batches) - 1
+    figures = {"steps_per_s": timed / elapsed, "loss": float(last)}
+    if server is not None:
+        figures["sent_per_step"] = (server.wire.bytes_sent - sent0) / timed
+        figures["received_per_step"] = (server.wire.bytes_received - got0) / timed
+    print(json.dumps(figures), flush=True)
     sess.close()
 
 
@@ -85,8 +110,8 @@ def _ports(n: int) -> list[int]:
     return ports
 
 
-def _child(role: str, index: int, cluster: str, steps: int) -> subprocess.Popen[str]:
-    args = [sys.executable, __file__, "--task", role, str(index), cluster, str(steps)]
+def _child(role: str, index: int, cluster: str, steps: int, model: str) -> subprocess.Popen[str]:
+    args = [sys.executable, __file__, "--task", role, str(index), cluster, str(steps), model]
     return subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
 
 
@@ -97,38 +122,113 @@ def _result(proc: subprocess.Popen[str]) -> dict[str, float]:
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
+def _local_processes(ps: int, workers: int, steps: int, model: str) -> list[dict[str, float]]:
+    ports = _ports(ps + workers)
+    hosts = [f"127.0.0.1:{p}" for p in ports]
+    cluster = json.dumps({"ps": hosts[:ps], "worker": hosts[ps:]})
+    servers = [_child("ps", i, cluster, 0, model) for i in range(ps)]
+    try:
+        for server in servers:
+            assert server.stdout is not None
+            server.stdout.readline()
+        return [_result(w) for w in [_child("worker", i, cluster, steps, model) for i in range(workers)]]
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait()
+
+
+def _on_ray(address: str, ps: int, workers: int, steps: int, model: str) -> list[dict[str, float]]:
+    """The tasks as Ray actors through ``antcolony submit --spread``; the workers' figures are
+    the JSON lines of their output, which Ray forwards to submit's."""
+    cmd = [
+        sys.executable, "-m", "antcolony", "submit", "--address", address, "--ps", str(ps),
+        "--workers", str(workers), "--spread", "--gpu-memory", "16MiB", __file__,
+        "--task-hosts", "{job_name}", "{task_index}", "{ps_hosts}", "{worker_hosts}", str(steps), model,
+    ]  # fmt: skip
+    env = {**os.environ, "RAY_DEDUP_LOGS": "0"}
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    if out.returncode != 0:
+        raise SystemExit(f"antcolony submit exited with status {out.returncode}: {out.stderr[-2000:]}")
+    found = re.findall(r"(\{\"steps_per_s\".*\})", out.stdout + out.stderr)
+    if len(found) != workers:
+        raise SystemExit(f"expected {workers} worker results in submit's output, found {len(found)}")
+    return [dict(json.loads(f)) for f in found]
+
+
+def _local_ray_cluster(nodes: int) -> tuple[Any, str]:
+    from ray import cluster_utils
+
+    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV
+
+    os.environ[CLUSTER_DIR_ENV] = tempfile.mkdtemp(prefix="bench_distributed_")
+    node = {"num_cpus": 4, "node_ip_address": "127.0.0.1"}
+    head = {**node, "include_dashboard": False, "resources": {"sim_gpu_0": 1, "sim_gpu_mib": 256}}
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+    for n in range(1, nodes):
+        cluster.add_node(**node, resources={f"sim_gpu_{n}": 1, "sim_gpu_mib": 256})
+    cluster.wait_for_nodes()
+    return cluster, cluster.address
+
+
+def _line(label: str, results: list[dict[str, float]], base: float) -> str:
+    rates = [r["steps_per_s"] for r in results]
+    sent = statistics.mean(r["sent_per_step"] for r in results)
+    got = statistics.mean(r["received_per_step"] for r in results)
+    losses = ", ".join(f"{r['loss']:.3f}" for r in results)
+    return (
+        f"{label}: {sum(rates):8.1f} steps/s in total ({', '.join(f'{r:.1f}' for r in rates)} per worker), "
+        f"{sum(rates) / base:.2f}x the single process; per worker step sent {sent / 1024:.1f} KiB, "
+        f"received {got / 1024:.1f} KiB; last losses {losses}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--workers", default="1,2")
-    parser.add_argument("--task", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--ps", default="1,2")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--models", default="digits,large")
+    parser.add_argument(
+        "--ray", action="store_true", help="tasks as Ray actors on a local multi-node Ray cluster"
+    )
+    parser.add_argument("--nodes", type=int, default=2, help="with --ray: the local cluster's nodes")
+    parser.add_argument("--task", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--task-hosts", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.task:
-        role, index, cluster, steps = args.task
-        _task(role, int(index), cluster, int(steps))
+        role, index, cluster, steps, model = args.task
+        _task(role, int(index), cluster, int(steps), model)
         return
-    base = _result(_child("local", 0, "{}", args.steps))["steps_per_s"]
-    print(f"single process: {base:8.1f} steps/s")
-    for n in (int(w) for w in args.workers.split(",")):
-        ports = _ports(n + 1)
-        cluster = json.dumps(
-            {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
-        )
-        ps = _child("ps", 0, cluster, 0)
-        try:
-            assert ps.stdout is not None
-            ps.stdout.readline()
-            results = [_result(w) for w in [_child("worker", i, cluster, args.steps) for i in range(n)]]
-        finally:
-            ps.kill()
-            ps.wait()
-        rates = [r["steps_per_s"] for r in results]
-        losses = ", ".join(f"{r['loss']:.3f}" for r in results)
+    if args.task_hosts:
+        role, index, ps_hosts, worker_hosts, steps, model = args.task_hosts
+        spec = json.dumps({"ps": ps_hosts.split(","), "worker": worker_hosts.split(",")})
+        _task(role, int(index), spec, int(steps), model)
+        return
+    cluster = None
+    if args.ray:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        cluster, address = _local_ray_cluster(args.nodes)
         print(
-            f"1 ps, {n} worker(s): {sum(rates):8.1f} steps/s in total "
-            f"({', '.join(f'{r:.1f}' for r in rates)} per worker), {sum(rates) / base:.2f}x the single process; "
-            f"last losses {losses}"
+            f"local Ray cluster: {args.nodes} nodes at {address}; tasks placed by antcolony submit --spread"
         )
+    try:
+        for model in args.models.split(","):
+            base = _result(_child("local", 0, "{}", args.steps, model))["steps_per_s"]
+            print(f"{model}: single process: {base:8.1f} steps/s", flush=True)
+            for ps in (int(p) for p in args.ps.split(",")):
+                for n in (int(w) for w in args.workers.split(",")):
+                    if args.ray:
+                        results = _on_ray(address, ps, n, args.steps, model)
+                    else:
+                        results = _local_processes(ps, n, args.steps, model)
+                    print(_line(f"{model}: {ps} ps, {n} worker(s)", results, base), flush=True)
+    finally:
+        if cluster is not None:
+            import ray
+
+            ray.shutdown()
+            cluster.shutdown()
 
 
 if __name__ == "__main__":

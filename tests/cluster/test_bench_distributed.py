@@ -51,3 +51,36 @@ def test_bench_distributed_prints_every_transport_and_size() -> None:
         assert 0 < float(best) <= float(median), (size, transport)
         if transport == "ray object":
             assert float(ratio) == 1.0
+
+
+def test_bench_distributed_steps_on_a_local_ray_cluster_places_tasks_through_submit() -> None:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench_distributed_steps.py"),
+            "--ray",
+            "--steps",
+            "10",
+            "--ps",
+            "1",
+            "--workers",
+            "2",
+            "--models",
+            "digits",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "local Ray cluster: 2 nodes" in out.stdout
+    row = re.search(
+        r"digits: 1 ps, 2 worker\(s\): +([0-9.]+) steps/s in total \(([0-9.]+), ([0-9.]+) per worker",
+        out.stdout,
+    )
+    assert row is not None, out.stdout
+    assert all(float(x) > 0 for x in row.groups())
