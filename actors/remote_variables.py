@@ -22,6 +22,11 @@ Frames (tensor_wire.py) carry everything; tensor names in the keys say what a fr
 ``__ps/pull`` (names, string tensor) -> ``__ps/ver`` (int64 versions, -1 = not initialised) and
 ``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds
 ``stack([new, delta])`` (version -1: ``stack([new])``, set unconditionally).
+
+With synchronous replicas (graph/train/sync_replicas.py) a push is ``__ps/psync/<version>/<n>/<name>``,
+one of the ``n`` contributions of the round of that version (the ps applies their mean change once
+and drops stale ones), and the worker then sends ``__ps/pwait`` ("name@version" strings), which the
+ps answers with ``__ps/synced`` once every listed round is applied.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import random
 from typing import Any
 
 import numpy as np
 
-from antcolony.errors import InvalidArgumentError, UnavailableError
+from antcolony.errors import DeadlineExceededError, InvalidArgumentError, UnavailableError
 from antcolony.graph.core import Graph
+from antcolony.graph.train.sync_replicas import SYNC_REPLICAS_COLLECTION
 
 from .tensor_wire import parse_rendezvous_key, rendezvous_key
 from .wire_mailbox import TensorWire, task_name
@@ -46,12 +53,19 @@ logger = logging.getLogger(__name__)
 
 PULL = "__ps/pull"
 PUSH = "__ps/push/"
+SYNC_PUSH = "__ps/psync/"
+SYNC_WAIT = "__ps/pwait"
+SYNCED = "__ps/synced"
 VERSIONS = "__ps/ver"
 VALUE = "__ps/val/"
 #: seconds a worker waits for a ps to answer a pull before the step fails (a ps that dies closes
 #: its connection and fails the wait at once; this bounds a ps that hangs)
 PULL_TIMEOUT_S = 60.0
-_SERVICE_MARK = ";__ps/p"  # in a key whose tensor name is a request (pull or push)
+#: seconds a worker of synchronous replicas waits for a round to complete before its step fails
+#: (the other replicas of the round may have died); env ANTCOLONY_SYNC_TIMEOUT_S overrides it
+SYNC_TIMEOUT_S = 60.0
+SYNC_TIMEOUT_ENV = "ANTCOLONY_SYNC_TIMEOUT_S"
+_SERVICE_MARK = ";__ps/p"  # in a key whose tensor name is a request (pull, push, psync, pwait)
 
 
 def _device(task: str) -> str:
@@ -67,6 +81,10 @@ class VariableService:
         self.incarnation = incarnation
         self.device = _device(wire.task)
         self.values: dict[str, tuple[int, np.ndarray]] = {}
+        # synchronous replicas: name -> (sum of the round's changes, replicas so far), and the
+        # workers waiting for rounds: (peer, reply device, request id, [(name, base version)])
+        self._rounds: dict[str, tuple[np.ndarray, int]] = {}
+        self._waiting: list[tuple[str, str, int, list[tuple[str, int]]]] = []
         self._replies: set[asyncio.Task[None]] = set()
         wire.mailbox.service = self.handle
 
@@ -81,6 +99,13 @@ class VariableService:
         elif name.startswith(PUSH):
             version, _, var = name[len(PUSH) :].partition("/")
             self._push(var, int(version), value)
+        elif name.startswith(SYNC_PUSH):
+            version, _, rest = name[len(SYNC_PUSH) :].partition("/")
+            replicas, _, var = rest.partition("/")
+            self._sync_push(var, int(version), int(replicas), value)
+        elif name == SYNC_WAIT:
+            self._waiting.append((task_name(parsed.src_device), parsed.src_device, step_id, _waits(value)))
+            self._answer_waiting()
         else:
             return False
         return True
@@ -92,12 +117,49 @@ class VariableService:
         new = value[0] if unchanged or current is None else current[1] + value[1]
         self.values[name] = ((current[0] if current else 0) + 1, np.array(new))  # keeps 0-d
 
+    def _sync_push(self, name: str, version: int, replicas: int, value: np.ndarray) -> None:
+        """One replica's change of ``name`` from ``version``: summed into the round of the
+        current version; the ``replicas``-th applies the mean. A stale change is dropped."""
+        current = self.values.get(name)
+        if current is None or version != current[0]:
+            logger.debug(
+                "task %s: stale change of %s (from version %d) dropped", self.wire.task, name, version
+            )
+            return
+        total, count = self._rounds.get(name, (np.zeros_like(value[1]), 0))
+        total, count = total + value[1], count + 1
+        if count < replicas:
+            self._rounds[name] = (total, count)
+            return
+        self._rounds.pop(name, None)
+        mean = total / count
+        if current[1].dtype.kind in "iu":
+            mean = np.rint(mean)
+        self.values[name] = (version + 1, np.array(current[1] + mean.astype(current[1].dtype)))
+        self._answer_waiting()
+
+    def _answer_waiting(self) -> None:
+        """Answer every worker whose rounds are all applied (each variable past its base version)."""
+        still = []
+        for peer, dst, step_id, waits in self._waiting:
+            if all(self.values.get(n, (version + 1,))[0] > version for n, version in waits):
+                versions = np.array(
+                    [self.values[n][0] if n in self.values else -1 for n, _ in waits], np.int64
+                )
+                self._send_later(peer, step_id, [(self._key(dst, SYNCED), versions)])
+            else:
+                still.append((peer, dst, step_id, waits))
+        self._waiting = still
+
     def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray) -> None:
         # The snapshot is taken now, in frame order: a pull sees every push sent before it.
         found = [self.values.get(n.decode() if isinstance(n, bytes) else str(n)) for n in names.reshape(-1)]
         versions = np.array([f[0] if f else -1 for f in found], dtype=np.int64)
         frames = [(self._key(dst, VERSIONS), versions)]
         frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
+        self._send_later(peer, step_id, frames)
+
+    def _send_later(self, peer: str, step_id: int, frames: list[tuple[str, np.ndarray]]) -> None:
         task = asyncio.ensure_future(self._reply(peer, step_id, frames))
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
@@ -113,6 +175,16 @@ class VariableService:
                 await self.wire.send(peer, key, step_id, value)
         except UnavailableError as exc:
             logger.warning("task %s: could not answer a variable pull of %s: %s", self.wire.task, peer, exc)
+
+
+def _waits(value: np.ndarray) -> list[tuple[str, int]]:
+    """A sync-wait request's payload, "name@version" strings, as (name, version)."""
+    out = []
+    for item in value.reshape(-1):
+        text = item.decode() if isinstance(item, bytes) else str(item)
+        name, _, version = text.rpartition("@")
+        out.append((name, int(version)))
+    return out
 
 
 # target ("grpc://host:port") -> the service of the server listening there, in this process
@@ -204,9 +276,13 @@ class RemoteVariables:
         return versions, values
 
     async def push(self, _ctx: Any = None) -> None:
-        """Send each variable this step changed (see the module docstring)."""
+        """Send each variable this step changed (see the module docstring); with synchronous
+        replicas (a SyncReplicasOptimizer in the graph), as contributions to the rounds of the
+        pulled versions, then wait until those rounds are applied."""
         svc, store = self._service, self._store
         pulled, self._pulled = self._pulled, {}
+        rounds = self._graph.get_collection(SYNC_REPLICAS_COLLECTION)
+        joined: dict[str, list[str]] = {}
         for task, names in self.remote_variables().items():
             for name in names:
                 new = store.values.get(name)
@@ -219,11 +295,34 @@ class RemoteVariables:
                     new.get() if hasattr(new, "get") and not isinstance(new, np.ndarray) else new
                 )
                 if before is None or new.dtype == np.bool_ or new.dtype == object:
-                    version, frame = -1, new[None]
+                    tensor, frame = f"{PUSH}-1/{name}", new[None]
+                elif rounds:
+                    tensor = f"{SYNC_PUSH}{before[0]}/{max(rounds)}/{name}"
+                    frame = np.stack([new, new - np.asarray(before[1])])
+                    joined.setdefault(task, []).append(f"{name}@{before[0]}")
                 else:
-                    version, frame = before[0], np.stack([new, new - np.asarray(before[1])])
-                key = rendezvous_key(svc.device, svc.incarnation, _device(task), f"{PUSH}{version}/{name}")
+                    tensor, frame = f"{PUSH}{before[0]}/{name}", np.stack([new, new - np.asarray(before[1])])
+                key = rendezvous_key(svc.device, svc.incarnation, _device(task), tensor)
                 await svc.wire.send(task, key, 0, frame)
+        if joined:
+            await asyncio.gather(*(self._wait_rounds(task, waits) for task, waits in joined.items()))
+
+    async def _wait_rounds(self, task: str, waits: list[str]) -> None:
+        svc = self._service
+        req = next(self._ids)
+        timeout = float(os.environ.get(SYNC_TIMEOUT_ENV, SYNC_TIMEOUT_S))
+        key = rendezvous_key(svc.device, svc.incarnation, _device(task), SYNC_WAIT)
+        await svc.wire.send(task, key, req, np.array([w.encode() for w in waits], dtype=object))
+        try:
+            await svc.wire.recv(rendezvous_key(_device(task), 0, svc.device, SYNCED), req, timeout)
+        except DeadlineExceededError:
+            raise DeadlineExceededError(
+                None,
+                None,
+                f"synchronous replicas: the round of {waits[0]} on {task} did not complete in "
+                f"{timeout:.0f} s; fewer replicas than replicas_to_aggregate are pushing "
+                "(a worker may have died)",
+            ) from None
 
     def initialized(self, versions: dict[str, int]) -> list[str]:
         """Remote variables missing from ``versions`` (a pull's result): the ones not initialised."""

@@ -21,6 +21,7 @@ from .momentum import MomentumOptimizer
 from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer, create_global_step, get_global_step, get_or_create_global_step
 from .rmsprop import RMSPropOptimizer
+from .sync_replicas import SyncReplicasOptimizer
 
 __all__ = [
     "AdadeltaOptimizer",
@@ -34,6 +35,7 @@ __all__ = [
     "MomentumOptimizer",
     "Optimizer",
     "RMSPropOptimizer",
+    "SyncReplicasOptimizer",
     "byte_size_load_fn",
     "cosine_decay",
     "create_global_step",

@@ -11,6 +11,7 @@ the chief) prints the global step the ps holds.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -28,7 +29,10 @@ def model(device: object) -> tuple[object, object, object, object, object]:
         out = tf.layers.dense(hidden, 1)
         loss = tf.reduce_mean(tf.square(out - y))
         step = tf.train.get_or_create_global_step()
-        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        if os.environ.get("DIST_TASK_SYNC"):  # synchronous replicas, that many per round
+            opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=int(os.environ["DIST_TASK_SYNC"]))
+        train = opt.minimize(loss, global_step=step)
     return x, y, loss, step, train
 
 

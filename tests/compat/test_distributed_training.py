@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -26,9 +27,13 @@ def _cluster(workers: int) -> str:
     return json.dumps({"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]})
 
 
-def _start(role: str, index: int, cluster: str, steps: int = 0, pause: float = 0.0) -> subprocess.Popen[str]:
+def _start(
+    role: str, index: int, cluster: str, steps: int = 0, pause: float = 0.0, **env: str
+) -> subprocess.Popen[str]:
     args = [sys.executable, TASK, role, str(index), cluster, str(steps), str(pause)]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
+    )
 
 
 def _lines(out: str) -> list[dict[str, Any]]:
@@ -131,3 +136,25 @@ def test_workers_started_before_the_ps_wait_for_it(ps: Any) -> None:
         losses = _losses(_finish(w))
         assert len(losses) == 10 and losses[-1] < losses[0]
     assert _finish(_start("read", 1, cluster))[-1] == {"global_step": 20}
+
+
+def test_synchronous_replicas_apply_one_mean_update_per_round(ps: Any) -> None:
+    # Two replicas on the same data: each round's mean change is one worker's change, so both
+    # follow a single process step for step, and the global step counts rounds, not pushes.
+    cluster = _cluster(2)
+    ps(cluster)
+    workers = [_start("worker", i, cluster, 8, DIST_TASK_SYNC="2") for i in (1, 0)]
+    local = _losses(_finish(_start("local", 0, cluster, 8, DIST_TASK_SYNC="2")))
+    for w in workers:
+        np.testing.assert_allclose(_losses(_finish(w)), local, rtol=1e-5)
+    assert _finish(_start("read", 1, cluster))[-1] == {"global_step": 8}
+
+
+def test_a_synchronous_replica_left_alone_fails_its_step_naming_the_round(ps: Any) -> None:
+    cluster = _cluster(2)
+    ps(cluster)
+    # only one of the two replicas a round needs ever pushes
+    lines = _finish(_start("worker", 0, cluster, 3, DIST_TASK_SYNC="2", ANTCOLONY_SYNC_TIMEOUT_S="2"))
+    last = lines[-1]
+    assert last["error"] == "DeadlineExceededError", lines
+    assert "/job:ps/task:0" in last["message"] and "replicas_to_aggregate" in last["message"]
