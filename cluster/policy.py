@@ -19,7 +19,7 @@ Rules, per GPU:
   the back-off threshold: once it passes ``cusum_limit`` times the job's own spread alone (the
   standard deviation of its log step time, at least ``min_spread``) with at least
   ``degrade_confirm`` of its last ``judge_samples`` samples over ``1 + degrade_threshold`` times
-  the baseline, the opportunistic jobs on its GPU back off (perfControl times ``backoff``; below
+  the baseline and their median past ``1 + degrade_threshold / 2`` times it, the opportunistic jobs on its GPU back off (perfControl times ``backoff``; below
   ``min_perf``, suspended) and the level that hurt becomes their ceiling. A sustained slowdown
   adds up in a few samples, a doubling in one or two; a noisy sample never throttles alone. When
   it also falls back to host memory, they are shrunk (memory halved).
@@ -269,7 +269,10 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
     drift = math.log(1 + s.degrade_threshold) / 2
     cusum = max(0.0, st.cusum + math.log(float(j.step_us) / st.baseline_us) - drift)
     over = sum(x > st.baseline_us * (1 + s.degrade_threshold) for x in samples)
-    if cusum > s.cusum_limit * spread and over >= s.degrade_confirm:  # never on one sample
+    # never on one sample, nor while the middle of the recent samples is near the baseline (two
+    # noisy samples among five at 1.01x their baseline backed a job off on a loaded 2-core machine)
+    elevated = _median(samples) > st.baseline_us * (1 + s.degrade_threshold / 2)
+    if cusum > s.cusum_limit * spread and over >= s.degrade_confirm and elevated:
         v.degraded.append(
             f"guaranteed job {j.job_id} slowed past {1 + s.degrade_threshold:.2f} x its baseline "
             f"{_ms(st.baseline_us)} (median of its last {len(samples)} samples {_ms(_median(samples))})"

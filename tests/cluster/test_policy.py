@@ -114,6 +114,21 @@ def test_a_baseline_waits_until_the_jobs_step_times_stop_falling() -> None:
     assert set(perfs[:learnt]) == {0}  # suspended until then
 
 
+def test_two_slow_samples_in_five_with_the_median_at_the_baseline_back_nothing_off() -> None:
+    # a steady job (10 ms alone) whose samples are now and then 1.35-1.4x on a loaded machine:
+    # the old rule (CUSUM and 2 of 5 over 1.25x) backed the opportunistic job off to 15 and then
+    # suspended it, though the middle of every window of five stayed at 10 ms
+    noisy = [10.0, 13.5, 9.8, 13.8, 9.9, 10.1, 13.6, 9.7, 13.9, 10.0, 9.9, 13.7, 10.2, 14.0, 9.8, 10.0]
+    seq = [10.0] * 14 + noisy * 2
+    state, perfs = PolicyState(), []
+    for seq_no, ms in enumerate(seq, start=1):
+        state, _ = decide(CAP, [o(), g(ms * 1000, seq_no)], state, PolicySettings())
+        perfs.append(state.jobs["O"].perf)
+    learnt = perfs.index(20)
+    assert all(b >= a for a, b in zip(perfs[learnt:], perfs[learnt + 1 :], strict=False)), perfs
+    assert perfs[-1] >= 40, perfs
+
+
 def _baselined(step: float = 30_000) -> tuple[PolicyState, int]:
     steps = [[o(), g(step, i)] for i in range(1, 5)]
     state, _ = run(steps)
