@@ -13,7 +13,7 @@ from typing import Any
 
 from antcolony.actors.checkpoint.checkpoint_state import get_checkpoint_state, latest_checkpoint
 from antcolony.actors.checkpoint.saver import Saver
-from antcolony.graph.core import Graph, Operation, get_default_graph
+from antcolony.graph.core import Graph, get_default_graph
 from antcolony.graph.graph_keys import GraphKeys
 from antcolony.graph.ops.control import group
 from antcolony.graph.ops.summary_ops import merge_all
@@ -25,7 +25,7 @@ from .sync_session import Session
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ChiefSessionCreator", "Scaffold", "WorkerSessionCreator", "default_saver"]
+__all__ = ["ChiefSessionCreator", "Scaffold", "WorkerSessionCreator", "default_saver", "from_collection"]
 
 
 def default_saver() -> Saver:
@@ -78,9 +78,9 @@ class Scaffold:
             return self
         g = get_default_graph()
         if self._init_op is None:
-            self._init_op = _from_collection(g, GraphKeys.INIT_OP, global_variables_initializer)
+            self._init_op = from_collection(g, GraphKeys.INIT_OP, global_variables_initializer)
         if self._local_init_op is None:
-            self._local_init_op = _from_collection(g, GraphKeys.LOCAL_INIT_OP, local_variables_initializer)
+            self._local_init_op = from_collection(g, GraphKeys.LOCAL_INIT_OP, local_variables_initializer)
         if self._summary_op is None:
             found = g.get_collection(GraphKeys.SUMMARY_OP)
             self._summary_op = found[0] if found else merge_all()
@@ -124,7 +124,8 @@ class Scaffold:
         return self._saver
 
 
-def _from_collection(g: Graph, key: str, make: Callable[[], Operation]) -> Operation:
+def from_collection(g: Graph, key: str, make: Callable[[], Any]) -> Any:
+    """The op of collection ``key`` (several: grouped), else ``make()``."""
     found = g.get_collection(key)
     if found:
         return found[0] if len(found) == 1 else group(*found)

@@ -19,7 +19,6 @@ from typing import Any
 from antcolony.actors.summary.writer_cache import SummaryWriterCache
 from antcolony.graph.core import Graph, get_default_graph
 from antcolony.graph.graph_keys import GraphKeys
-from antcolony.graph.ops.control import group
 from antcolony.graph.ops.summary_ops import merge_all
 from antcolony.graph.train.optimizer import get_global_step
 from antcolony.graph.variables import (
@@ -30,7 +29,13 @@ from antcolony.graph.variables import (
 
 from .basic_hooks import step_value
 from .coordinator import Coordinator, LooperThread, start_queue_runners
-from .session_creator import ChiefSessionCreator, Scaffold, WorkerSessionCreator, default_saver
+from .session_creator import (
+    ChiefSessionCreator,
+    Scaffold,
+    WorkerSessionCreator,
+    default_saver,
+    from_collection,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -68,17 +73,17 @@ class Supervisor:
     ) -> None:
         self._graph = graph if graph is not None else get_default_graph()
         with self._graph.as_default():
-            self._init_op = _default(init_op, lambda: _collected(self._graph, GraphKeys.INIT_OP))
-            if self._init_op is None and init_op == self.USE_DEFAULT:
-                self._init_op = global_variables_initializer()
-            self._local_init_op = _default(
-                local_init_op, lambda: _collected(self._graph, GraphKeys.LOCAL_INIT_OP)
+            g = self._graph
+            self._init_op = _default(
+                init_op, lambda: from_collection(g, GraphKeys.INIT_OP, global_variables_initializer)
             )
-            if self._local_init_op is None and local_init_op == self.USE_DEFAULT:
-                self._local_init_op = local_variables_initializer()
-            self._summary_op = _default(summary_op, lambda: _collected(self._graph, GraphKeys.SUMMARY_OP))
-            if self._summary_op is None and summary_op == self.USE_DEFAULT:
-                self._summary_op = merge_all()
+            self._local_init_op = _default(
+                local_init_op,
+                lambda: from_collection(g, GraphKeys.LOCAL_INIT_OP, local_variables_initializer),
+            )
+            self._summary_op = _default(
+                summary_op, lambda: from_collection(g, GraphKeys.SUMMARY_OP, merge_all)
+            )
             self._saver = _default(saver, lambda: default_saver() if global_variables() else None)
             self._global_step = _default(global_step, lambda: get_global_step(self._graph))
         self._ready_op = None if ready_op is None else ready_op or None
@@ -310,10 +315,3 @@ class Supervisor:
 def _default(value: Any, make: Any) -> Any:
     # TF's USE_DEFAULT is 0; None switches the part off
     return make() if isinstance(value, int) and not isinstance(value, bool) and value == 0 else value
-
-
-def _collected(graph: Graph, key: str) -> Any:
-    found = graph.get_collection(key)
-    if not found:
-        return None
-    return found[0] if len(found) == 1 else group(*found)
