@@ -68,6 +68,26 @@ class VarRef:
             return self.write(value.copy())
         return value
 
+    def update_source(self) -> tuple[Any, bool]:
+        """(the stored array, whether an update may write into it). False while a reader holds it
+        or it is not an owning writable array (as ``mutable`` copies then): the caller writes the
+        update into a fresh array in the same pass and stores it with ``write``, so no pass
+        copies the old value first and what a reader holds never changes.
+
+        Callers hold the variable's engine write, as for ``mutable``."""
+        values = self.store.values
+        try:
+            value = values[self.name]
+        except KeyError:
+            return self.read(), False  # raises the uninitialized-value error
+        if value.__class__ is not np.ndarray and isinstance(value, np.generic):
+            return value, False  # a numpy scalar (from arithmetic on 0-d arrays) is immutable
+        if sys.getrefcount(value) > _HELD_BY_STORE_AND_LOCAL or not _owns_writable(value):
+            return value, False
+        memory = self.store.memories.get(self.name)
+        # in host fallback memory: a fresh array is allocated on the GPU when the limit allows
+        return value, memory is None or memory.is_device_resident(value) is not False
+
     @property
     def initialized(self) -> bool:
         return self.name in self.store.values

@@ -9,6 +9,13 @@ variables of bench_executor (``--kernel``) calls the ApplyAdam kernel directly, 
 
     .venv/bin/python scripts/bench_apply_adam.py [--shape 3136x1024] [--steps 30] [--rounds 3]
     .venv/bin/python scripts/bench_apply_adam.py --kernel
+    .venv/bin/python scripts/bench_apply_adam.py --held [--shape 3136x1024]
+
+``--held`` calls the ApplyAdam kernel on one variable of ``--shape`` (no session) in three ways,
+interleaved in one process: nothing else holds the variable's array (updated in place); a reader
+holds it (the update is written out of place into a fresh array, as the kernel does now); and a
+reader holds it with the update made as before this change (``VarRef.mutable`` copies the array,
+then the kernel updates the copy in place).
 """
 
 from __future__ import annotations
@@ -100,6 +107,68 @@ def kernel_figures(repeat: int) -> None:
     )
 
 
+def held_figures(shape: tuple[int, ...], steps: int) -> None:
+    """ApplyAdam on one ``shape`` variable: unheld, held (out of place), held (copy, then in place)."""
+    import antcolony  # noqa: F401 - registers kernels and ops
+    import antcolony.compat.v1 as tf
+    from antcolony.devices.kernels.registry import KernelContext, find_kernel
+    from antcolony.devices.resources import SessionResources
+    from antcolony.graph import Graph
+    from antcolony.graph.train.adam import apply_adam
+
+    resources = SessionResources()
+    g = Graph()
+    with g.as_default():
+        v, m, s = (tf.Variable(np.zeros(shape, np.float32), name=n) for n in ("w", "m", "v"))
+        scalars = [tf.constant(x) for x in (0.9, 0.999, 1e-3, 0.9, 0.999, 1e-8)]
+        op = apply_adam(v, m, s, *scalars, tf.constant(np.ones(shape, np.float32))).op
+    rng = np.random.default_rng(0)
+    refs = [resources.variables.ref(n, None) for n in ("w", "m", "v")]
+    for r in refs:
+        resources.variables.values[r.name] = np.abs(rng.standard_normal(shape)).astype(np.float32)
+    compute = find_kernel(op.type, "CPU").factory(KernelContext(op, np, resources, "/cpu:0"))
+    hyper = [np.asarray(x, np.float32) for x in (0.9, 0.999, 1e-3, 0.9, 0.999, 1e-8)]
+    grad = rng.standard_normal(shape).astype(np.float32)
+    values, w = resources.variables.values, refs[0]
+
+    def unheld() -> None:
+        compute(*refs, *hyper, grad)
+
+    def held_out_of_place() -> None:
+        holder = values["w"]  # a reader's reference: the kernel writes a fresh array
+        compute(*refs, *hyper, grad)
+        del holder
+
+    def held_copy_first() -> None:
+        holder = values["w"]
+        w.mutable()  # the previous path: a copy stored, then updated in place
+        compute(*refs, *hyper, grad)
+        del holder
+
+    cases = {
+        "unheld (in place)": unheld,
+        "held, out of place (now)": held_out_of_place,
+        "held, copy then in place (before)": held_copy_first,
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for fn in cases.values():
+        fn()  # warm-up: pool threads, first-touch of the slots
+    for _ in range(steps):
+        for name, fn in cases.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    label = "x".join(map(str, shape))
+    for name, t in times.items():
+        print(
+            f"ApplyAdam {label}, {name:34s}: best {min(t) * 1e3:6.2f} ms, median {np.median(t) * 1e3:6.2f} ms"
+        )
+    now, before = min(times["held, out of place (now)"]), min(times["held, copy then in place (before)"])
+    print(
+        f"held: now / before (best) {now / before:.2f}; now / unheld {now / min(times['unheld (in place)']):.2f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shape", default="3136x1024")
@@ -107,11 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--kernel", action="store_true", help="the small-variable kernel figure instead")
+    p.add_argument("--held", action="store_true", help="the kernel with its variable held by a reader")
     p.add_argument("--child", choices=["antcolony", "tensorflow"])
     args = p.parse_args(argv)
     shape = tuple(int(d) for d in args.shape.split("x"))
     if args.kernel:
         kernel_figures(repeat=20)
+        return 0
+    if args.held:
+        held_figures(shape, args.steps)
         return 0
     if args.child:
         print(json.dumps(child(args.child, shape, args.steps, args.threads)))

@@ -66,15 +66,16 @@ def _by_images(xp: Any, n: int, size: int, part: Callable[[int, int], None]) -> 
     run_parts([functools.partial(part, a, min(n, a + step)) for a in range(0, n, step)])
 
 
-def _max_pool_into(xp: Any, x: Any, win: Window, tiles: bool, out: Any) -> None:
-    """MaxPool of ``x`` (NHWC; padded with -inf unless ``tiles``) into ``out``."""
-    if tiles:
-        n, _, _, c = x.shape
-        x.reshape(n, win.out_h, win.kh, win.out_w, win.kw, c).max(axis=(2, 4), out=out)
-        return
+def _max_pool_into(xp: Any, x: Any, win: Window, out: Any) -> None:
+    """MaxPool of ``x`` (NHWC; padded with -inf where windows overhang) into ``out``, a pass per tap.
+    Even disjoint windows go tap by tap: numpy's ``max`` over the window axes of a reshaped view
+    took 4.2 ms on the MNIST CNN's first pool (64x28x28x32, 2x2 stride 2) where the taps took 1.1."""
     taps = _taps(win)
-    out[...] = tap(x, win, *taps[0])
-    for i, j in taps[1:]:
+    if len(taps) == 1:
+        out[...] = tap(x, win, *taps[0])
+        return
+    xp.maximum(tap(x, win, *taps[0]), tap(x, win, *taps[1]), out=out)
+    for i, j in taps[2:]:
         xp.maximum(out, tap(x, win, i, j), out=out)
 
 
@@ -110,7 +111,7 @@ def _max_pool(ctx: KernelContext) -> Compute:
         out = xp.empty((n, win.out_h, win.out_w, c), dtype=x.dtype)
 
         def part(a: int, b: int) -> None:
-            _max_pool_into(xp, xpad[a:b], win, tiles, out[a:b])
+            _max_pool_into(xp, xpad[a:b], win, out[a:b])
 
         _by_images(xp, n, x.size, part)
         return from_nhwc(xp, out, geo.data_format)

@@ -1,7 +1,11 @@
 """Kernels of the optimizers' dense Apply* ops (TF's update formulas, in TF's order of operations).
 
-Updates are in place (``VarRef.mutable``: a copy first only while a reader still holds the stored
-array) and run over the flat variable in chunks (``elementwise.run_chunked``), so a large
+A variable is updated in place, or, while a reader still holds its stored array (a fetch, a
+kernel of the same step still reading it), written out of place into a fresh array in the same
+pass, which is then stored (``update_target`` / ``VarRef.update_source``): what a reader holds
+never changes and no pass copies the old value first. Slots are updated in place
+(``VarRef.mutable``: a copy first only while something holds them, which steps do not). Updates
+run over the flat variable in chunks (``elementwise.run_chunked``), so a large
 variable costs the passes its formula needs over memory plus chunk-sized temporaries that stay
 in cache, and its chunks may run on several threads.
 """
@@ -19,10 +23,12 @@ from .elementwise import CHUNK, Scratch, run_chunked
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-def mutable_matching(op: Any, ref: Any, grad: Any) -> Any:
-    """The variable's stored array, to update in place; its shape must be the gradient's."""
+def update_target(op: Any, ref: Any, grad: Any, xp: Any) -> tuple[Any, Any, Any]:
+    """(the variable's VarRef, its stored array, the array its update is written to): the stored
+    array itself when it may be updated in place, else a fresh array to be stored by ``finish``
+    once written. Its shape must be the gradient's."""
     r = check_ref(ref, op)
-    value = r.mutable()
+    value, in_place = r.update_source()
     if value.shape != grad.shape:
         raise InvalidArgumentError(
             None,
@@ -30,7 +36,12 @@ def mutable_matching(op: Any, ref: Any, grad: Any) -> Any:
             f"gradient of shape {tuple(grad.shape)} does not match variable {r.name} of shape "
             f"{tuple(value.shape)}",
         )
-    return value
+    return r, value, value if in_place else xp.empty(value.shape, value.dtype)
+
+
+def finish(r: Any, value: Any, out: Any) -> Any:
+    """The variable's updated array, stored if the update was written out of place."""
+    return out if out is value else r.write(out)
 
 
 def mutable_slot(op: Any, ref: Any, like: Any) -> Any:
@@ -62,14 +73,14 @@ def _apply_gradient_descent(ctx: KernelContext) -> Compute:
     scratch = Scratch(1)
 
     def compute(var: Any, alpha: Any, delta: Any) -> Any:
-        w = mutable_matching(op, var, delta)
+        r, w, out = update_target(op, var, delta, xp)
 
-        def chunk(wc: Any, d: Any, t0: Any) -> None:
+        def chunk(wc: Any, d: Any, oc: Any, t0: Any) -> None:
             xp.multiply(d, alpha, t0)
-            wc -= t0
+            xp.subtract(wc, t0, oc)
 
-        run_chunked(xp, [w, xp.asarray(delta, dtype=w.dtype)], scratch, chunk)
-        return w
+        run_chunked(xp, [w, xp.asarray(delta, dtype=w.dtype), out], scratch, chunk)
+        return finish(r, w, out)
 
     return compute
 
@@ -81,10 +92,10 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
     scratch = Scratch(2 if nesterov else 1)
 
     def compute(var: Any, accum: Any, lr: Any, grad: Any, momentum: Any) -> Any:
-        w = mutable_matching(op, var, grad)
+        r, w, out = update_target(op, var, grad, xp)
         a = mutable_slot(op, accum, w)
 
-        def chunk(wc: Any, ac: Any, g: Any, t0: Any, *rest: Any) -> None:
+        def chunk(wc: Any, ac: Any, g: Any, oc: Any, t0: Any, *rest: Any) -> None:
             # accum = accum * momentum + grad; var -= lr * accum (Nesterov: grad*lr + accum*momentum*lr)
             ac *= momentum
             ac += g
@@ -96,10 +107,10 @@ def _apply_momentum(ctx: KernelContext) -> Compute:
                 t0 += t1
             else:
                 xp.multiply(ac, lr, t0)
-            wc -= t0
+            xp.subtract(wc, t0, oc)
 
-        run_chunked(xp, [w, a, grad], scratch, chunk)
-        return w
+        run_chunked(xp, [w, a, grad, out], scratch, chunk)
+        return finish(r, w, out)
 
     return compute
 
@@ -123,7 +134,7 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         epsilon: Any,
         grad: Any,
     ) -> Any:
-        w = mutable_matching(op, var, grad)
+        r, w, out = update_target(op, var, grad, xp)
         m_a, v_a = mutable_slot(op, m, w), mutable_slot(op, v, w)
         one_minus_b1, one_minus_b2, eps = coefficients(beta1, beta2, epsilon)
         alpha = adam_alpha(xp, lr, beta1_power, beta2_power)
@@ -131,11 +142,13 @@ def _apply_adam(ctx: KernelContext) -> Compute:
         nesterov_beta1 = beta1 if nesterov else None
         if xp is np and w.size <= CHUNK:  # (run_chunked's one part, without its call: small variables)
             t0, t1 = scratch.like(w)
-            _adam_chunk(w, m_a, v_a, grad, t0, t1, xp, one_minus_b1, one_minus_b2, eps, alpha, nesterov_beta1)
+            _adam_chunk(
+                w, m_a, v_a, grad, out, t0, t1, xp, one_minus_b1, one_minus_b2, eps, alpha, nesterov_beta1
+            )
         else:
             extra = (xp, one_minus_b1, one_minus_b2, eps, alpha, nesterov_beta1)
-            run_chunked(xp, [w, m_a, v_a, grad], scratch, _adam_chunk, *extra)
-        return w
+            run_chunked(xp, [w, m_a, v_a, grad, out], scratch, _adam_chunk, *extra)
+        return finish(r, w, out)
 
     return compute
 
@@ -145,6 +158,7 @@ def _adam_chunk(
     mc: Any,
     vc: Any,
     g: Any,
+    oc: Any,
     t0: Any,
     t1: Any,
     xp: Any,
@@ -173,7 +187,7 @@ def _adam_chunk(
     else:
         xp.multiply(mc, alpha, t1)
     t1 /= t0
-    wc -= t1
+    xp.subtract(wc, t1, oc)
 
 
 def adam_coefficients(xp: Any) -> Any:
@@ -203,20 +217,20 @@ def _apply_adagrad(ctx: KernelContext) -> Compute:
     scratch = Scratch(2)
 
     def compute(var: Any, accum: Any, lr: Any, grad: Any) -> Any:
-        w = mutable_matching(op, var, grad)
+        r, w, out = update_target(op, var, grad, xp)
         a = mutable_slot(op, accum, w)
 
-        def chunk(wc: Any, ac: Any, g: Any, t0: Any, t1: Any) -> None:
+        def chunk(wc: Any, ac: Any, g: Any, oc: Any, t0: Any, t1: Any) -> None:
             # accum += grad**2; var -= lr * grad / sqrt(accum)
             xp.multiply(g, g, t0)
             ac += t0
             xp.sqrt(ac, t0)
             xp.multiply(g, lr, t1)
             t1 /= t0
-            wc -= t1
+            xp.subtract(wc, t1, oc)
 
-        run_chunked(xp, [w, a, grad], scratch, chunk)
-        return w
+        run_chunked(xp, [w, a, grad, out], scratch, chunk)
+        return finish(r, w, out)
 
     return compute
 
@@ -227,12 +241,12 @@ def _rmsprop(ctx: KernelContext, centered: bool) -> Compute:
 
     def compute(var: Any, *args: Any) -> Any:
         grad = args[-1]
-        w = mutable_matching(op, var, grad)
+        r, w, out = update_target(op, var, grad, xp)
         ms_ref, mom_ref, lr, rho, momentum, eps = args[1:-1] if centered else args[:-1]
         ms, mom = mutable_slot(op, ms_ref, w), mutable_slot(op, mom_ref, w)
         one_minus_rho = xp.asarray(1 - scalar(rho))
 
-        def chunk(wc: Any, msc: Any, mc: Any, g: Any, *rest: Any) -> None:
+        def chunk(wc: Any, msc: Any, mc: Any, g: Any, oc: Any, *rest: Any) -> None:
             mgc, t0, t1 = rest if centered else (None, *rest)
             # ms += (g*g - ms) * (1 - rho)
             xp.multiply(g, g, t0)
@@ -255,13 +269,13 @@ def _rmsprop(ctx: KernelContext, centered: bool) -> Compute:
             t1 /= t0
             mc *= momentum
             mc += t1
-            wc -= mc
+            xp.subtract(wc, mc, oc)
 
-        arrays = [w, ms, mom, grad]
+        arrays = [w, ms, mom, grad, out]
         if centered:
             arrays.append(mutable_slot(op, args[0], w))
         run_chunked(xp, arrays, scratch, chunk)
-        return w
+        return finish(r, w, out)
 
     return compute
 
