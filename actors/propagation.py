@@ -2,8 +2,9 @@
 partitions, and what that does to the step's completion count (TF's PropagateOutputs and
 NodeDone), and the loop frames whose iterations those counts end (TF's PropagatorState keeps
 its frames with propagation). With executor.py (a step's start and end), the only caller of
-step.py's verbs: a node kind runs its kernel and hands the outputs, or the fact that it holds
-an input, to the functions here.
+step.py's verbs: a node kind runs its kernel and returns the outputs, or an ``Outcome``, and
+the node actor's receive path hands them to ``settle`` (inline on the hot path); a node
+holding an input until its others arrive ends the message's unit with ``conclude``.
 
 A node handed to these functions has ``spec`` (its ``NodeSpec``), ``out_edges`` ((output
 index, successor's ``direct`` tell, slot) triples), ``tells`` (the short path's (tell, slot)
@@ -22,15 +23,35 @@ from antcolony.actors.retvals import put_outputs
 from antcolony.actors.step import UNSET, StepState, finished, in_flight, passed_on, sent
 
 
-class _Nothing:
-    __slots__ = ()
+class Outcome:
+    """What a node kind returns instead of outputs (``NOTHING`` or ``HELD``); no output value
+    is ever of this class, so one class test tells them from outputs on the hot path."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
 
     def __repr__(self) -> str:
-        return "<no output>"
+        return f"<{self.what}>"
 
 
-#: What a control-flow role returns when it sends nothing under the handled message's tag.
-NOTHING = _Nothing()
+#: The handled message produced nothing under its tag (a control-flow role, a stalled fused
+#: loop): its unit ends.
+NOTHING = Outcome("no output")
+#: The outputs come later (a launched kernel's ``KernelDone``, a grant of variables, a failure
+#: told to the executor): the handled message's unit stays held until then.
+HELD = Outcome("held")
+
+
+def settle(node: Any, tag: Any, out: Any) -> None:
+    """What a node kind returned for a message of ``tag``: outputs go on (``propagate``),
+    ``NOTHING`` ends the message's unit, ``HELD`` leaves it held. NodeActor's receive path does
+    this inline (a call per node would show on the hot path); its other turns call this."""
+    if out.__class__ is not Outcome:
+        propagate(node, tag, out)
+    elif out is NOTHING:
+        conclude(node, tag)
 
 
 def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
@@ -85,11 +106,11 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
     emit(node, tag, out, finish=True)
 
 
-def propagate_dead(node: Any, tag: Any) -> None:
-    """A dead input: every output of ``node`` is dead for ``tag`` (TF's dead-tensor rule)."""
-    spec = node.spec
+def dead_outputs(spec: Any) -> Any:
+    """The outputs of ``spec``'s node for a dead input: every output dead (TF's dead-tensor
+    rule), in the shape ``propagate`` takes (one value, or a tuple of them)."""
     n = 1 if spec.single_output else max(len(spec.op.outputs), 1)
-    emit(node, tag, DEAD if n == 1 else (DEAD,) * n, finish=True)
+    return DEAD if n == 1 else (DEAD,) * n
 
 
 def emit(node: Any, tag: Any, out: Any, finish: bool = False) -> None:

@@ -22,7 +22,7 @@ The coordinator's executor ends its own start unit, which it holds while it deli
 first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
 
 Who calls the verbs: the executor's modules only (executor.py, propagation.py, which also keeps
-the loop frames); node kinds hand their outputs to propagation.py.
+the loop frames); node kinds return their outputs, which reach propagation.py.
 """
 
 from __future__ import annotations
