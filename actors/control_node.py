@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from antcolony.actors.frames import DEAD, frame_for
+from antcolony.actors.frames import DEAD
 from antcolony.actors.node import DeadAwareNode, NodeSpec
-from antcolony.actors.propagation import NOTHING, conclude, emit
+from antcolony.actors.propagation import NOTHING, conclude, emit, frame_for
 from antcolony.actors.step import in_flight
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
-from antcolony.actors.propagation import propagate_dead
+from antcolony.actors.propagation import HELD, NOTHING, Outcome, conclude, propagate
 from antcolony.devices.launch import KernelDone
 
 
@@ -18,20 +18,18 @@ class EngineNode(DeadAwareNode):
         super().__init__(spec)
         self.granted: dict[Any, Any] = {}  # tag -> the engine op's on_complete, while launched
 
-    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
         if dead:
-            propagate_dead(self, tag)
-            return
+            return self.dead_out
         spec = self.spec
         inline = not self.offload or (self.threshold > 0 and input_elements(args) < self.threshold)
         # An inline kernel whose variables nobody holds or waits for runs now, in this turn.
         held = spec.engine.hold(spec.var_reads, spec.var_writes) if inline else None
         if held is not None:
             try:
-                self._run(tag, args)
+                return self._run(tag, args)
             finally:
                 spec.engine.release(held)
-            return
 
         # The grant may arrive outside this actor's turns (when another op releases the vars), so
         # it runs as a turn; the engine op ends (``on_complete``) exactly once: right after an
@@ -42,14 +40,24 @@ class EngineNode(DeadAwareNode):
                 return
             if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
                 self.granted[tag] = on_complete
-                self.as_turn(self._run, tag, args)
+                self.as_turn(self._run, tag, args)  # it launches: HELD until the KernelDone
             else:
                 try:
-                    self.as_turn(self._run, tag, args)
+                    self.as_turn(self._run_granted, tag, args)
                 finally:
                     on_complete()
 
         spec.engine.push(granted, spec.device, spec.var_reads, spec.var_writes, "async")
+        return HELD  # until the grant
+
+    def _run_granted(self, tag: Any, args: list[Any]) -> None:
+        """The grant's turn for an inline kernel: run it, and hand its outputs to propagation
+        (``settle``, inline: a contended variable's hot path)."""
+        out = self._run(tag, args)
+        if out.__class__ is not Outcome:
+            propagate(self, tag, out)
+        elif out is NOTHING:
+            conclude(self, tag)
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
         release_engine = self.granted.pop(msg.step, None)

@@ -21,7 +21,7 @@ from typing import Any
 from antcolony.actors.loop_program import DONE, FAILED, RUNNING, LoopProgram
 from antcolony.actors.messages import NodeFailed
 from antcolony.actors.node import DeadAwareNode, NodeSpec
-from antcolony.actors.propagation import conclude, propagate
+from antcolony.actors.propagation import HELD, NOTHING, settle
 from antcolony.actors.step import StepState
 
 _now = time.perf_counter
@@ -49,30 +49,32 @@ class FusedLoopNode(DeadAwareNode):
 
     def on_receive(self, msg: Any) -> None:
         if msg.__class__ is _Resume:
-            self._advance(msg.tag, msg.vals)
+            settle(self, msg.tag, self._advance(msg.tag, msg.vals))
         else:
             super().on_receive(msg)
 
-    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
-        self._advance(tag, self.program.start(args))
+    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
+        return self._advance(tag, self.program.start(args))
 
-    def _advance(self, tag: Any, vals: list[Any]) -> None:
+    def _advance(self, tag: Any, vals: list[Any]) -> Any:
+        """A chunk of the loop's iterations: the Exits' values once it ended, else an Outcome."""
         if tag.aborted:
-            return
+            return HELD  # the abort drops the step's units
         step = tag if tag.__class__ is StepState else tag.step
         trace = step.trace
         start = _now()
         status, payload = self.program.run(vals, start + CHUNK_S, trace)
         if trace is not None:
             trace.append((self.spec.op, self.spec.device, "inline", start, _now(), 0))
+        if status == DONE:
+            return payload
         if status == RUNNING:
             self.runtime.loop.call_soon(self._resume, tag, vals)
-        elif status == DONE:
-            propagate(self, tag, payload)
         elif status == FAILED:
             self.executor.tell(NodeFailed(step, payload))
         else:  # STALLED: as unfused, nothing leaves the frame
-            conclude(self, tag)
+            return NOTHING
+        return HELD
 
     def _resume(self, tag: Any, vals: list[Any]) -> None:
         if self.ref.is_alive and not tag.aborted:

@@ -6,7 +6,7 @@ from typing import Any
 
 from antcolony.actors.messages import Wire
 from antcolony.actors.node import NodeActor
-from antcolony.actors.propagation import send_ahead
+from antcolony.actors.propagation import HELD, send_ahead
 from antcolony.devices.launch import KernelDone
 from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 
@@ -28,18 +28,19 @@ class PipelinedGpuNode(NodeActor):
         self.tells = None  # a GPU kernel never runs inline
         self.host_value = bool(self.out_edges or self.spec.send_keys or self.spec.fetch_slots)
 
-    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
+    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
         after = None
         if self.spec.pipe_in:
             after = tuple({id(a): a for a in args if a.__class__ is Pending}.values()) or None
         tells = self.pipe_tells
         if not tells:
             self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, None))
-            return
+            return HELD
         pending = Pending(self.host_value)
         # The worker hears of this launch before any dependent's (pipeline.py's invariants).
         self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, pending))
         send_ahead(tag, tells, pending)
+        return HELD  # the value itself comes with the KernelDone
 
     _ready = _run
 

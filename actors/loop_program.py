@@ -1,10 +1,12 @@
 """A fused loop's ``LoopLayout`` bound to kernels: it runs the loop's iterations.
 
-Two interpreters over the same flat list of values: ``_run_plain`` for frames without a cond
-(nothing is dead while the loop runs, so no value is checked), and ``_run_dead_aware``, which
-applies TF's dead-value rule (a dead input kills a kernel's outputs, a Switch kills its untaken
-side, a Merge forwards its first live input) and records a trace entry per kernel when the step
-is traced. Both run iterations until the loop ends or a deadline passes, and report how it went.
+One interpreter loop (``LoopProgram.run``) over a flat list of values, with three ways to run
+an op, chosen once per run: *plain* for frames without a cond (nothing is dead while the loop
+runs, so no value is checked), *dead-aware*, which applies TF's dead-value rule (a dead input
+kills a kernel's outputs, a Switch kills its untaken side, a Merge forwards its first live
+input), and *traced*, the dead-aware rule with a trace record per kernel, for a traced step.
+All share the iteration's tail: they run until the loop ends or a deadline passes, and report
+how it went.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ STALLED = 3  # a predicate or next value was dead: the frame produces nothing (a
 #: first, so slow iterations overrun its deadline by about as much as they already took
 _CLOCK_EVERY = 32
 _KERNEL, _SWITCH, _MERGE, _TRIGGER = "kernel", "switch", "merge", "trigger"
+#: how ``LoopProgram.run`` runs an op (see the module docstring)
+_PLAIN, _DEAD_AWARE, _TRACED = "plain", "dead-aware", "traced"
 
 
 class LoopProgram:
@@ -74,76 +78,58 @@ class LoopProgram:
         return vals
 
     def run(self, vals: list[Any], deadline: float, trace: list[Any] | None) -> tuple[int, Any]:
-        """Run iterations on ``vals`` until the loop ends or ``deadline`` (perf_counter) passes."""
+        """Run iterations on ``vals`` until the loop ends or ``deadline`` (perf_counter) passes.
+
+        One loop for the three ways to run an op; they differ only in how they run one phase
+        (the ops before the predicate, then the body), so the tail (predicate, next values,
+        clock) is written once. The phases run inline, not through a helper per phase: this is
+        the fused loop's hot path, and a call per iteration would show in its cost."""
         if trace is not None:
-            return self._run_traced(vals, deadline, trace)
-        if self.layout.dead_aware:
-            return self._run_dead_aware(vals, deadline)
-        return self._run_plain(vals, deadline)
-
-    def _outputs(self, vals: list[Any]) -> Any:
-        if len(self.exits) == 1:
-            return vals[self.exits[0]]
-        return tuple(vals[s] for s in self.exits)
-
-    def _run_plain(self, vals: list[Any], deadline: float) -> tuple[int, Any]:
-        pre, pred = self.plain_pre, self.layout.pred
-        phases = (pre, self.plain_body)  # the predicate is tested between the two
-        dsts, next_values = self.carry_dsts, self.next_values
+            mode, pre, body = _TRACED, self.traced_pre, self.traced_body
+        elif self.layout.dead_aware:
+            mode, pre, body = _DEAD_AWARE, self.dead_pre, self.dead_body
+        else:
+            mode, pre, body = _PLAIN, self.plain_pre, self.plain_body
+        phases = (pre, body)  # the predicate is tested between the two
+        pred, dsts, next_values, device = self.layout.pred, self.carry_dsts, self.next_values, self.device
         op = None
         n, every = 0, 1
         try:
             while True:
                 for ops in phases:
-                    # ``op`` names the op that raised, in the except clause; kernels are called
-                    # inline (no helper call per op: this is the fused loop's hot path)
-                    for arity, fn, a, b, ins, out, outs, op in ops:  # noqa: B007
-                        if arity == 2:
-                            r = fn(vals[a], vals[b])
-                        elif arity == 1:
-                            r = fn(vals[a])
-                        else:
-                            r = fn(*[vals[i] for i in ins])
-                        if outs is None:
-                            vals[out] = r
-                        else:
-                            for slot, v in zip(outs, r):
-                                vals[slot] = v
-                    if ops is pre and not vals[pred]:
-                        return DONE, self._outputs(vals)
-                for slot, v in zip(dsts, next_values(vals)):
-                    vals[slot] = v
-                n += 1
-                if n == every:
-                    if _now() >= deadline:
-                        return RUNNING, None
-                    n = 0
-                    if every < _CLOCK_EVERY:
-                        every += every
-        except Exception as exc:
-            return FAILED, as_op_error(exc, op)
-
-    def _run_dead_aware(self, vals: list[Any], deadline: float) -> tuple[int, Any]:
-        pre, body, pred = self.dead_pre, self.dead_body, self.layout.pred
-        dsts, next_values = self.carry_dsts, self.next_values
-        n, every = 0, 1
-        op = None
-        try:
-            while True:
-                # ``op`` names the op that raised, in the except clause
-                for code, fn, a, b, out, out2, op in pre:  # noqa: B007
-                    _step(code, fn, a, b, out, out2, vals)
-                p = vals[pred]
-                if p is DEAD:
-                    return STALLED, None
-                if not p:
-                    return DONE, self._outputs(vals)
-                for code, fn, a, b, out, out2, op in body:  # noqa: B007
-                    _step(code, fn, a, b, out, out2, vals)
+                    # ``op`` names the op that raised, in the except clause
+                    if mode is _PLAIN:
+                        # kernels called inline: nothing is dead in a loop without a cond
+                        for arity, fn, a, b, ins, out, outs, op in ops:  # noqa: B007
+                            if arity == 2:
+                                r = fn(vals[a], vals[b])
+                            elif arity == 1:
+                                r = fn(vals[a])
+                            else:
+                                r = fn(*[vals[i] for i in ins])
+                            if outs is None:
+                                vals[out] = r
+                            else:
+                                for slot, v in zip(outs, r):
+                                    vals[slot] = v
+                    elif mode is _DEAD_AWARE:
+                        for code, fn, a, b, out, out2, op in ops:  # noqa: B007
+                            _step(code, fn, a, b, out, out2, vals)
+                    else:
+                        for entry in ops:
+                            op = entry[-1]
+                            _evaluate(entry, vals, trace, device)
+                    if ops is pre:
+                        p = vals[pred]
+                        if p is DEAD:
+                            return STALLED, None
+                        if not p:
+                            return DONE, self._outputs(vals)
                 nxt = next_values(vals)
-                for v in nxt:
-                    if v is DEAD:
-                        return STALLED, None
+                if mode is not _PLAIN:
+                    for v in nxt:
+                        if v is DEAD:
+                            return STALLED, None
                 for slot, v in zip(dsts, nxt):
                     vals[slot] = v
                 n += 1
@@ -156,32 +142,10 @@ class LoopProgram:
         except Exception as exc:
             return FAILED, as_op_error(exc, op)
 
-    def _run_traced(self, vals: list[Any], deadline: float, trace: list[Any]) -> tuple[int, Any]:
-        """As ``_run_dead_aware``, with a trace record per kernel run."""
-        pred, dsts, next_values = self.layout.pred, self.carry_dsts, self.next_values
-        op = None
-        try:
-            while True:
-                for step in self.traced_pre:
-                    op = step[-1]
-                    _evaluate(step, vals, trace, self.device)
-                p = vals[pred]
-                if p is DEAD:
-                    return STALLED, None
-                if not p:
-                    return DONE, self._outputs(vals)
-                for step in self.traced_body:
-                    op = step[-1]
-                    _evaluate(step, vals, trace, self.device)
-                nxt = next_values(vals)
-                if any(v is DEAD for v in nxt):
-                    return STALLED, None
-                for slot, v in zip(dsts, nxt):
-                    vals[slot] = v
-                if _now() >= deadline:
-                    return RUNNING, None
-        except Exception as exc:
-            return FAILED, as_op_error(exc, op)
+    def _outputs(self, vals: list[Any]) -> Any:
+        if len(self.exits) == 1:
+            return vals[self.exits[0]]
+        return tuple(vals[s] for s in self.exits)
 
 
 # Codes of the dead-aware interpreter's entries: common shapes of steps get a short path.

@@ -4,8 +4,14 @@ A node collects ``Input`` messages ``(tag, slot, value)`` per tag (a step, or on
 iteration); when all have arrived it runs its kernel (inline when cheap, on its device worker
 when expensive or on a GPU) and sends ``Input`` to each successor, values across partitions
 through the step's rendezvous, and fetched values into the step's fetch slots (retvals.py). Each
-message's completion unit is finished once the node has sent what it produced: the node hands its
-outputs to propagation.py, which sends them and counts (node kinds never touch step.py's count).
+message's completion unit is finished once the node has sent what it produced.
+
+Node kinds are strategies: a kind's ``_ready`` / ``_run`` runs the kernel and *returns* its
+outputs, or an ``Outcome`` of propagation.py (``HELD``: the outputs come later, with a
+``KernelDone`` or a grant; ``NOTHING``: the message produced nothing). ``NodeActor``'s receive
+path hands what was returned to propagation.py, which sends it and counts (``settle``; node
+kinds never touch step.py's count). Outputs that come later are handed on by the turn that
+gets them (``_on_kernel_done``, a grant's or a resumed loop's turn).
 
 The executor picks each node's class once, when it is built (``node_class``):
 
@@ -43,7 +49,7 @@ from antcolony.actors.messages import (
     NodeFailed,
     Wire,
 )
-from antcolony.actors.propagation import conclude, propagate, propagate_dead
+from antcolony.actors.propagation import HELD, NOTHING, Outcome, conclude, dead_outputs, propagate
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
@@ -134,11 +140,17 @@ class NodeActor(Actor):
             args = self.template.copy()
             if slot >= 0:
                 args[slot] = value
-            self._ready(tag, args, value is DEAD)
-            return
-        gathered = self._gather(tag, slot, value)
-        if gathered is not None:
-            self._ready(tag, *gathered)
+            out = self._ready(tag, args, value is DEAD)
+        else:
+            gathered = self._gather(tag, slot, value)
+            if gathered is None:
+                return
+            out = self._ready(tag, *gathered)
+        # propagation.settle, inline: the node kind returned its outputs or an Outcome
+        if out.__class__ is not Outcome:
+            propagate(self, tag, out)
+        elif out is NOTHING:
+            conclude(self, tag)
 
     def _gather(self, tag: Any, slot: int, value: Any) -> tuple[list[Any], bool] | None:
         """Record one of several inputs for ``tag``: (inputs, any dead) once all arrived, else
@@ -183,35 +195,33 @@ class NodeActor(Actor):
             self.fetch_index = spec.fetch_slots[0][1]
 
     # -- running the kernel --------------------------------------------------------------------
-    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> None:
-        """All inputs of ``tag`` arrived: run inline, or launch on the device worker (the unit is
-        then finished when the ``KernelDone`` is handled)."""
+    def _run(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
+        """All inputs of ``tag`` arrived: run inline and return the outputs, or launch on the
+        device worker and return ``HELD`` (the outputs come with the ``KernelDone``)."""
         if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
             self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref))
-            return
+            return HELD
         step = tag if tag.__class__ is StepState else tag.step
         if step.trace is not None:
-            self._run_traced(tag, step, args)
-            return
+            return self._run_traced(step, args)
         try:
-            out = self.compute(*args)  # type: ignore[misc]
+            return self.compute(*args)  # type: ignore[misc]
         except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
-            return
-        propagate(self, tag, out)
+            return HELD  # until the executor aborts the step
 
     # A plain node runs whatever arrived: it never sees a dead value.
     _ready = _run
 
-    def _run_traced(self, tag: Any, step: Any, args: list[Any]) -> None:
+    def _run_traced(self, step: Any, args: list[Any]) -> Any:
         start = _now()
         try:
             out = self.compute(*args)  # type: ignore[misc]
         except Exception as exc:
             self.executor.tell(NodeFailed(step, as_op_error(exc, self.spec.op)))
-            return
+            return HELD
         step.trace.append(inline_record(self.spec, start, out))
-        propagate(self, tag, out)
+        return out
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
         tag = msg.step
@@ -231,11 +241,12 @@ class NodeActor(Actor):
 class DeadAwareNode(NodeActor):
     """A kernel node in a graph with control flow: a dead input makes its outputs dead."""
 
-    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> None:
-        if dead:
-            propagate_dead(self, tag)
-        else:
-            self._run(tag, args)
+    def __init__(self, spec: NodeSpec) -> None:
+        super().__init__(spec)
+        self.dead_out = dead_outputs(spec)
+
+    def _ready(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
+        return self.dead_out if dead else self._run(tag, args)
 
 
 def node_class(spec: NodeSpec) -> type[NodeActor]:

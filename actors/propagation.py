@@ -1,8 +1,10 @@
 """Propagation: how a node's outputs reach its successors, the step's fetch slots and other
 partitions, and what that does to the step's completion count (TF's PropagateOutputs and
-NodeDone). With executor.py (a step's start and end) and frames.py (loop frames and dead
-values), the only caller of step.py's verbs: a node kind runs its kernel and hands the outputs,
-or the fact that it holds an input, to the functions here.
+NodeDone), and the loop frames whose iterations those counts end (TF's PropagatorState keeps
+its frames with propagation). With executor.py (a step's start and end), the only caller of
+step.py's verbs: a node kind runs its kernel and returns the outputs, or an ``Outcome``, and
+the node actor's receive path hands them to ``settle`` (inline on the hot path); a node
+holding an input until its others arrive ends the message's unit with ``conclude``.
 
 A node handed to these functions has ``spec`` (its ``NodeSpec``), ``out_edges`` ((output
 index, successor's ``direct`` tell, slot) triples), ``tells`` (the short path's (tell, slot)
@@ -12,23 +14,44 @@ fetched, or None), all set when it is wired.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from antcolony.actors.frames import DEAD
+from antcolony.actors.frames import DEAD, IterTag
 from antcolony.actors.messages import CONTROL, StepDrained
 from antcolony.actors.retvals import put_outputs
-from antcolony.actors.step import UNSET, StepState, finished, passed_on, sent
+from antcolony.actors.step import UNSET, StepState, finished, in_flight, passed_on, sent
 
 
-class _Nothing:
-    __slots__ = ()
+class Outcome:
+    """What a node kind returns instead of outputs (``NOTHING`` or ``HELD``); no output value
+    is ever of this class, so one class test tells them from outputs on the hot path."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
 
     def __repr__(self) -> str:
-        return "<no output>"
+        return f"<{self.what}>"
 
 
-#: What a control-flow role returns when it sends nothing under the handled message's tag.
-NOTHING = _Nothing()
+#: The handled message produced nothing under its tag (a control-flow role, a stalled fused
+#: loop): its unit ends.
+NOTHING = Outcome("no output")
+#: The outputs come later (a launched kernel's ``KernelDone``, a grant of variables, a failure
+#: told to the executor): the handled message's unit stays held until then.
+HELD = Outcome("held")
+
+
+def settle(node: Any, tag: Any, out: Any) -> None:
+    """What a node kind returned for a message of ``tag``: outputs go on (``propagate``),
+    ``NOTHING`` ends the message's unit, ``HELD`` leaves it held. NodeActor's receive path does
+    this inline (a call per node would show on the hot path); its other turns call this."""
+    if out.__class__ is not Outcome:
+        propagate(node, tag, out)
+    elif out is NOTHING:
+        conclude(node, tag)
 
 
 def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
@@ -83,11 +106,11 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
     emit(node, tag, out, finish=True)
 
 
-def propagate_dead(node: Any, tag: Any) -> None:
-    """A dead input: every output of ``node`` is dead for ``tag`` (TF's dead-tensor rule)."""
-    spec = node.spec
+def dead_outputs(spec: Any) -> Any:
+    """The outputs of ``spec``'s node for a dead input: every output dead (TF's dead-tensor
+    rule), in the shape ``propagate`` takes (one value, or a tuple of them)."""
     n = 1 if spec.single_output else max(len(spec.op.outputs), 1)
-    emit(node, tag, DEAD if n == 1 else (DEAD,) * n, finish=True)
+    return DEAD if n == 1 else (DEAD,) * n
 
 
 def emit(node: Any, tag: Any, out: Any, finish: bool = False) -> None:
@@ -152,3 +175,117 @@ def propagate_out(step: StepState, edges: Any, outs: Any) -> None:
     step.pending += len(edges)
     for index, deliver, slot in edges:
         deliver((step, slot, outs[index] if slot >= 0 else None))
+
+
+# -- loop frames: iterations, invariants and deferred iterations, counted here ---------------
+class FrameState:
+    """One instance of a while loop's frame (per step and per parent iteration)."""
+
+    def __init__(
+        self, step: Any, parent: Any, name: str, parallel: int, constants_expected: int, enters: int
+    ) -> None:
+        self.step = step
+        self.parent = parent
+        self.name = name
+        self.parallel = max(1, parallel)
+        self.iterations: dict[int, IterTag] = {}
+        self.base = 0  # oldest iteration not finished
+        self.constants: list[tuple[Sequence[tuple[int, Any, int]], Any]] = []
+        self.constants_expected = constants_expected
+        self.deferred: dict[int, list[Callable[[], None]]] = {}
+        self.done = False
+        # Iteration 0 holds one unit per loop-variable Enter still to come, so it cannot finish
+        # before every loop variable entered; the parent holds one unit while the frame runs.
+        self.iteration(0, hold=enters)
+        sent(parent, 1)
+
+    def iteration(self, i: int, hold: int = 0) -> IterTag:
+        """Iteration ``i`` (created on first use, with every invariant sent to it), holding
+        ``hold`` more units: one per value about to enter it, each released by the sender with
+        ``finished(tag)`` once sent. Counted before the invariants are delivered, since a
+        delivery may run at once and would otherwise find the new iteration idle."""
+        tag = self.iterations.get(i)
+        if tag is not None:
+            if hold:
+                sent(tag, hold)
+            return tag
+        tag = self.iterations[i] = IterTag(self.step, self, i)
+        if hold:
+            sent(tag, hold)
+        for edges, value in self.constants:
+            send(tag, edges, value)
+        return tag
+
+    def may_start(self, i: int) -> bool:
+        return i < self.base + self.parallel
+
+    def defer(self, i: int, action: Callable[[], None]) -> None:
+        """Run ``action`` (enter iteration ``i``) once ``parallel_iterations`` lets it start.
+        The step holds a unit for it meanwhile, but no iteration does, so the one that deferred
+        it can finish and let ``i`` start."""
+        sent(self.step, 1)
+        self.deferred.setdefault(i, []).append(action)
+
+    def add_constant(self, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
+        """A loop invariant (Enter with is_constant): delivered to every iteration, present and future."""
+        self.constants.append((edges, value))
+        tags = list(self.iterations.values())
+        # All counted before any is delivered: a delivery may finish its iteration at once, and
+        # the iterations after it must not look idle while their copy is still to come.
+        for tag in tags:
+            sent(tag, len(edges))
+        for tag in tags:
+            deliver(tag, edges, value)
+
+    def iteration_idle(self, tag: IterTag) -> None:
+        """``tag`` has no message in flight: if it is the oldest and all invariants arrived, it is
+        finished; later ones may finish in turn, and deferred iterations may start."""
+        if len(self.constants) < self.constants_expected:
+            return
+        while True:
+            oldest = self.iterations.get(self.base)
+            if oldest is None or in_flight(oldest):
+                break
+            del self.iterations[self.base]
+            self.base += 1
+            for action in self.deferred.pop(self.base + self.parallel - 1, []):
+                action()
+                finished(self.step)  # the unit ``defer`` held
+        if not self.iterations and not self.deferred and not self.done:
+            self._finish()
+
+    def _finish(self) -> None:
+        """Every iteration finished: release the unit the parent held for this frame."""
+        self.done = True
+        finished(self.parent)
+
+
+def frame_for(step: Any, parent: Any, name: str, parallel: int, constants: int, enters: int) -> FrameState:
+    """The frame instance ``name`` entered from ``parent`` (a tag), created on first use.
+
+    Keyed by the parent tag object itself (not its id: a finished iteration's tag may be freed
+    and its id reused by a later one)."""
+    key = (parent, name)
+    frames = step.frames
+    if frames is None:
+        frames = step.frames = {}
+    frame = frames.get(key)
+    if frame is None:
+        frame = frames[key] = FrameState(step, parent, name, parallel, constants, enters)
+    return frame
+
+
+def send(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
+    """Send ``value`` (one output) along a node's wired ``edges`` (index, deliver, slot) under
+    ``tag``, counting the messages first (a delivery may run its receiver at once)."""
+    if not edges:
+        return
+    sent(tag, len(edges))
+    deliver(tag, edges, value)
+
+
+def deliver(tag: Any, edges: Sequence[tuple[int, Any, int]], value: Any) -> None:
+    """``send`` without the counting, for messages the caller already counted."""
+    token = DEAD if value is DEAD else None
+    for _, tell, slot in edges:
+        tell((tag, slot, value if slot >= 0 else token))

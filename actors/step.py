@@ -21,8 +21,8 @@ Three verbs, as TF's executor has PropagateOutputs and NodeDone:
 The coordinator's executor ends its own start unit, which it holds while it delivers the step's
 first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
 
-Who calls the verbs: the executor's modules only (executor.py, propagation.py, frames.py); node
-kinds hand their outputs to propagation.py.
+Who calls the verbs: the executor's modules only (executor.py, propagation.py, which also keeps
+the loop frames); node kinds return their outputs, which reach propagation.py.
 """
 
 from __future__ import annotations
