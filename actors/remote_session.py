@@ -44,9 +44,8 @@ async def wait_for_remote_variables(
     start = time.monotonic()
     while True:
         try:
-            missing = remote.initialized(await remote.pull()) if initialized else []
-            if not initialized:
-                await remote.pull()
+            versions = await remote.pull()
+            missing = remote.initialized(versions) if initialized else []
             waiting_for = ""
         except UnavailableError as exc:
             # started before the ps (a cluster's processes start in any order): not yet up

@@ -153,7 +153,7 @@ class VariableService:
 
     def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray) -> None:
         # The snapshot is taken now, in frame order: a pull sees every push sent before it.
-        found = [self.values.get(n.decode() if isinstance(n, bytes) else str(n)) for n in names.reshape(-1)]
+        found = [self.values.get(_text(n)) for n in names.reshape(-1)]
         versions = np.array([f[0] if f else -1 for f in found], dtype=np.int64)
         frames = [(self._key(dst, VERSIONS), versions)]
         frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
@@ -177,12 +177,16 @@ class VariableService:
             logger.warning("task %s: could not answer a variable pull of %s: %s", self.wire.task, peer, exc)
 
 
+def _text(item: Any) -> str:
+    """An element of a string tensor from the wire (bytes) as str."""
+    return item.decode() if isinstance(item, bytes) else str(item)
+
+
 def _waits(value: np.ndarray) -> list[tuple[str, int]]:
     """A sync-wait request's payload, "name@version" strings, as (name, version)."""
     out = []
     for item in value.reshape(-1):
-        text = item.decode() if isinstance(item, bytes) else str(item)
-        name, _, version = text.rpartition("@")
+        name, _, version = _text(item).rpartition("@")
         out.append((name, int(version)))
     return out
 

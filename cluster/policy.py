@@ -294,10 +294,7 @@ def _still_warming(samples: Sequence[float], s: PolicySettings) -> bool:
         return False
     half = len(samples) // 2
     newer = samples[half:]
-    logs = [math.log(x) for x in newer]
-    mean = sum(logs) / len(logs)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-    margin = math.exp(3 * sd / math.sqrt(len(newer)))
+    margin = math.exp(3 * _log_sd(newer) / math.sqrt(len(newer)))
     return _median(newer) * (1 + s.raise_threshold) * margin < _median(samples[:half])
 
 
@@ -305,9 +302,14 @@ def _spread(solo: Sequence[float], s: PolicySettings) -> float:
     """The standard deviation of log step time of a guaranteed job alone (at least ``min_spread``)."""
     if len(solo) < 3:
         return max(s.min_spread, 0.3)  # too few samples to tell: assume a noisy machine
-    logs = [math.log(x) for x in solo]
+    return max(s.min_spread, _log_sd(solo))
+
+
+def _log_sd(values: Sequence[float]) -> float:
+    """The sample standard deviation of log(values) (at least 2 values)."""
+    logs = [math.log(x) for x in values]
     mean = sum(logs) / len(logs)
-    return max(s.min_spread, math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)))
+    return math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
 
 
 def _decide_gpu(

@@ -26,7 +26,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -157,17 +156,9 @@ def _on_ray(address: str, ps: int, workers: int, steps: int, model: str) -> list
 
 
 def _local_ray_cluster(nodes: int) -> tuple[Any, str]:
-    from ray import cluster_utils
+    from submit_on_local_cluster import local_cluster  # this script's folder is on sys.path
 
-    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV
-
-    os.environ[CLUSTER_DIR_ENV] = tempfile.mkdtemp(prefix="bench_distributed_")
-    node = {"num_cpus": 4, "node_ip_address": "127.0.0.1"}
-    head = {**node, "include_dashboard": False, "resources": {"sim_gpu_0": 1, "sim_gpu_mib": 256}}
-    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
-    for n in range(1, nodes):
-        cluster.add_node(**node, resources={f"sim_gpu_{n}": 1, "sim_gpu_mib": 256})
-    cluster.wait_for_nodes()
+    cluster, _ = local_cluster(nodes, cpus=4, gpu_mib=256, prefix="bench_distributed_")
     return cluster, cluster.address
 
 

@@ -20,6 +20,30 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+
+def local_cluster(nodes: int, cpus: int, gpu_mib: int, prefix: str = "local_cluster_") -> tuple[Any, Path]:
+    """A ``ray.cluster_utils.Cluster`` of ``nodes`` nodes on 127.0.0.1, each with ``cpus`` CPUs and
+    one simulated GPU (``sim_gpu_<n>``, ``gpu_mib`` MiB), and the coordinators' directory (a new
+    temporary folder, in ``CLUSTER_DIR_ENV``, which the nodes inherit). The caller shuts it down."""
+    from ray import cluster_utils
+
+    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ[CLUSTER_DIR_ENV] = str(root)
+    node = {"num_cpus": cpus, "node_ip_address": "127.0.0.1"}
+    head = {**node, "include_dashboard": False, "resources": {"sim_gpu_0": 1, "sim_gpu_mib": gpu_mib}}
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+    try:
+        for n in range(1, nodes):
+            cluster.add_node(**node, resources={f"sim_gpu_{n}": 1, "sim_gpu_mib": gpu_mib})
+        cluster.wait_for_nodes()
+    except BaseException:
+        cluster.shutdown()
+        raise
+    return cluster, root
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,29 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error("give antcolony submit's arguments after --")
     try:
         import ray
-        from ray import cluster_utils
     except ImportError:
         print("this script needs Ray: pip install -e '.[ray]'", file=sys.stderr)
         return 2
-    from antcolony.cluster.ray_support import CLUSTER_DIR_ENV
-
-    root = Path(tempfile.mkdtemp(prefix="local_cluster_"))
-    os.environ[CLUSTER_DIR_ENV] = str(root)  # the nodes' processes inherit it
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")  # every task's lines, even when two print the same
-    node = {"num_cpus": args.cpus, "node_ip_address": "127.0.0.1"}
-    cluster = cluster_utils.Cluster(
-        initialize_head=True,
-        head_node_args={
-            **node,
-            "include_dashboard": False,
-            "resources": {"sim_gpu_0": 1, "sim_gpu_mib": args.gpu_mib},
-        },
-    )
+    cluster, root = local_cluster(args.nodes, args.cpus, args.gpu_mib)
     try:
-        for n in range(1, args.nodes):
-            cluster.add_node(**node, resources={f"sim_gpu_{n}": 1, "sim_gpu_mib": args.gpu_mib})
-        cluster.wait_for_nodes()
         print(
             f"local Ray cluster: {args.nodes} node(s) at {cluster.address}; cluster directory {root}",
             flush=True,

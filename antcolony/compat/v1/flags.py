@@ -135,7 +135,7 @@ def _define(name: str, default: Any, help: str, parse: Callable[[str], Any], boo
     FLAGS._declare(_Flag(name, default, help, parse, boolean))
 
 
-def DEFINE_string(name: str, default: str | None, help: str, flag_values: Any = None, **_: Any) -> None:
+def DEFINE_string(name: str, default: str | None, help: str, **_: Any) -> None:
     _define(name, default, help, str)
 
 
