@@ -52,21 +52,14 @@ class VarRef:
         update interleaves. A host read starting during the update is not ordered by the engine
         (host reads bypass it) and may see rows of both versions, as TF1's unlocked ref variables.
         """
-        values = self.store.values
-        try:
-            value = values[self.name]
-        except KeyError:
-            return self.read()  # raises the uninitialized-value error
-        if sys.getrefcount(value) > _HELD_BY_STORE_AND_LOCAL or not _owns_writable(value):
-            # (a numpy scalar, e.g. from arithmetic on 0-d arrays, becomes a 0-d array)
-            return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
-        memory = self.store.memories.get(self.name)
-        if memory is not None and memory.is_device_resident(value) is False:
-            # In host fallback memory (written while the GPU's limit was squeezed): updated in
-            # place it would stay there for good; a copy is allocated anew, on the GPU when the
-            # limit allows it again, and the host memory freed.
-            return self.write(value.copy())
-        return value
+        value, in_place = self.update_source()
+        if in_place:
+            return value
+        # Held, not an owning writable array, or in host fallback memory (updated in place it
+        # would stay there for good): a copy is stored, allocated anew (on the GPU when the limit
+        # allows it again, the host memory then freed). A numpy scalar (from arithmetic on 0-d
+        # arrays) becomes a 0-d array.
+        return self.write(np.array(value) if isinstance(value, np.generic) else value.copy())
 
     def update_source(self) -> tuple[Any, bool]:
         """(the stored array, whether an update may write into it). False while a reader holds it
