@@ -35,6 +35,12 @@ def _supervised(tf: Any, logdir: Path) -> dict[str, Any]:
     except RuntimeError:
         out["op_after_supervisor"] = "RuntimeError"
     with sv.managed_session() as sess:
+        # the first checkpoint is written by the Supervisor's thread "at once", i.e. whenever that
+        # thread runs: on a loaded machine TF's came after the training steps below (seen in a CI
+        # run). Wait for it, so both frameworks save step 0 and then step 3 in that order.
+        deadline = time.monotonic() + 60
+        while tf.train.latest_checkpoint(str(logdir)) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         for _ in range(3):
             sess.run(train)
         out["step"] = int(sess.run(step))
