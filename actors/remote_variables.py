@@ -8,10 +8,13 @@ steps and across the workers that use them. A session whose target is this proce
 
 * before a step it pulls every variable its graph places on another task (``/job:ps/task:K``) and
   writes them into its own variable store, so the step reads the ps's current values;
-* after the step it pushes each variable the step changed: the new value and its delta from the
-  pulled one, with the pulled version. The ps sets the new value when nobody updated the variable
-  since (so one worker's run equals a single-process run bit for bit), else adds the delta (so
-  concurrent workers' updates all count, as asynchronous between-graph replication).
+* after the step it pushes each variable the step changed: its delta from the pulled value, with
+  the pulled version (the delta only: half the bytes of value and delta). The ps adds the delta to
+  its current value, so concurrent workers' updates all count, as asynchronous between-graph
+  replication. When nobody updated the variable since the pull, ``old + (new - old)`` is ``new``
+  bit for bit wherever ``new - old`` is exact: always when ``new`` is within a factor of 2 of
+  ``old`` (Sterbenz), which a training step's small update is; so one worker's run equals a
+  single-process run.
 
 This is a step-boundary exchange, not TF's partitioned Send/Recv: a step's ops on ps variables run
 in the worker's process, and a variable changed twice within one step is pushed once. Requests go
@@ -20,8 +23,8 @@ worker's pull sees its own earlier pushes.
 
 Frames (tensor_wire.py) carry everything; tensor names in the keys say what a frame is:
 ``__ps/pull`` (names, string tensor) -> ``__ps/ver`` (int64 versions, -1 = not initialised) and
-``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds
-``stack([new, delta])`` (version -1: ``stack([new])``, set unconditionally).
+``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds the delta
+(version -1: the new value, set unconditionally).
 
 With synchronous replicas (graph/train/sync_replicas.py) a push is ``__ps/psync/<version>/<n>/<name>``,
 one of the ``n`` contributions of the round of that version (the ps applies their mean change once
@@ -112,9 +115,19 @@ class VariableService:
 
     def _push(self, name: str, version: int, value: np.ndarray) -> None:
         current = self.values.get(name)
-        unchanged = version < 0 or current is None or current[0] == version
-        # updated by another worker since this one pulled: add this one's delta to theirs
-        new = value[0] if unchanged or current is None else current[1] + value[1]
+        if version < 0:
+            new = value
+        elif current is None:
+            logger.warning(
+                "task %s: a change of %s (from version %d) for a variable this task does not hold "
+                "was dropped (was the ps restarted?)",
+                self.wire.task,
+                name,
+                version,
+            )
+            return
+        else:
+            new = current[1] + value
         self.values[name] = ((current[0] if current else 0) + 1, np.array(new))  # keeps 0-d
 
     def _sync_push(self, name: str, version: int, replicas: int, value: np.ndarray) -> None:
@@ -126,8 +139,8 @@ class VariableService:
                 "task %s: stale change of %s (from version %d) dropped", self.wire.task, name, version
             )
             return
-        total, count = self._rounds.get(name, (np.zeros_like(value[1]), 0))
-        total, count = total + value[1], count + 1
+        total, count = self._rounds.get(name, (np.zeros_like(value), 0))
+        total, count = total + value, count + 1
         if count < replicas:
             self._rounds[name] = (total, count)
             return
@@ -175,6 +188,10 @@ class VariableService:
                 await self.wire.send(peer, key, step_id, value)
         except UnavailableError as exc:
             logger.warning("task %s: could not answer a variable pull of %s: %s", self.wire.task, peer, exc)
+
+
+def _delta(new: np.ndarray, old: Any) -> np.ndarray:
+    return np.asarray(new - np.asarray(old))  # an array, also for 0-d (numpy gives a scalar)
 
 
 def _text(item: Any) -> str:
@@ -299,13 +316,12 @@ class RemoteVariables:
                     new.get() if hasattr(new, "get") and not isinstance(new, np.ndarray) else new
                 )
                 if before is None or new.dtype == np.bool_ or new.dtype == object:
-                    tensor, frame = f"{PUSH}-1/{name}", new[None]
+                    tensor, frame = f"{PUSH}-1/{name}", new
                 elif rounds:
-                    tensor = f"{SYNC_PUSH}{before[0]}/{max(rounds)}/{name}"
-                    frame = np.stack([new, new - np.asarray(before[1])])
+                    tensor, frame = f"{SYNC_PUSH}{before[0]}/{max(rounds)}/{name}", _delta(new, before[1])
                     joined.setdefault(task, []).append(f"{name}@{before[0]}")
                 else:
-                    tensor, frame = f"{PUSH}{before[0]}/{name}", np.stack([new, new - np.asarray(before[1])])
+                    tensor, frame = f"{PUSH}{before[0]}/{name}", _delta(new, before[1])
                 key = rendezvous_key(svc.device, svc.incarnation, _device(task), tensor)
                 await svc.wire.send(task, key, 0, frame)
         if joined:
