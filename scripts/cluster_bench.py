@@ -9,6 +9,11 @@ an input pipeline, leaving their GPU idle that long):
                guarC (guaranteed, half the host time) 0.65-end
     sim_gpu_1: oppB (opportunistic) throughout; guarB (guaranteed, 1.5x the host time) 0.25-0.80
 
+Each simulated GPU's jobs run on their own host cores (half of them each; ``--no-pin`` lets them
+run anywhere): a simulated GPU computes on the host, and unpinned, a job on one GPU slows a
+guaranteed job on the other through the shared cores, which no GPU policy governs (the jobs of two
+real GPUs do not share their compute).
+
 It prints one line per sample, the coordinators' decisions, the figures with met / MISSED, and a
 plot (a suspended job shaded, with no step time).
 
@@ -43,12 +48,25 @@ SCHEDULE = (
 )
 
 
+def gpu_cores(gpus: list[str]) -> dict[str, list[int]]:
+    """An equal share of this process's host cores per GPU; none with fewer cores than GPUs."""
+    cores = sorted(os.sched_getaffinity(0))
+    k = len(cores) // len(gpus)
+    return {gpu: cores[i * k : (i + 1) * k] for i, gpu in enumerate(gpus)} if k else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=4.0, help="length of the run")
     p.add_argument("--host-ms", type=float, default=20.0, help="a guaranteed job's host work per step")
     p.add_argument("--out", default="cluster_bench.png")
     p.add_argument("--every", type=float, default=0.5, help="seconds between samples")
+    p.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run each simulated GPU's jobs on their own host cores (default)",
+    )
     p.add_argument(
         "--address",
         default=None,
@@ -87,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             "--every",
             "0.25",
         ]
+        cores = gpu_cores(list(GPUS)) if args.pin else {}
+        print(f"host cores per GPU: {cores or 'any'}", flush=True)
         pending = sorted(SCHEDULE, key=lambda job: job[3])
         leaving = {name: leave for name, _, _, _, leave, _ in SCHEDULE if leave < 1.0}
         t0 = time.time()
@@ -94,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             while pending and now >= pending[0][3] * duration:
                 name, priority, gpu, _, _, host = pending.pop(0)
                 extra = ["--host-ms", str(args.host_ms * host)] if host else []
+                if gpu in cores:
+                    extra += ["--cpus", ",".join(map(str, cores[gpu]))]
                 files = ["--stop", str(workdir / f"{name}.stop"), "--progress", str(workdir / f"{name}.json")]
                 client.submit(
                     JOB,

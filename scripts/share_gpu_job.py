@@ -7,7 +7,9 @@ Its stdout is a progress log, one JSON line ``{"t": unix time, "steps": n, "busy
 ``--every`` seconds, which the demo plots as throughput; ``busy_s`` is its GPU busy time so far as
 its own traces show it (every ``--trace-every``-th step runs traced: the union of its GPU kernels'
 intervals, counted for the steps since the last traced one). ``--host-ms`` adds host-side work to
-each step (an input pipeline: the GPU idles meanwhile). It stops when the ``--stop`` file appears.
+each step (an input pipeline: the GPU idles meanwhile). ``--cpus`` keeps it on those host cores
+(cluster_bench.py gives each simulated GPU's jobs their own: a simulated GPU computes on the host).
+It stops when the ``--stop`` file appears.
 
     GPU_CONFIG_FILE=a.json GPU_STATUS_FILE=a_status.json antcolony run scripts/share_gpu_job.py --stop a.stop
 """
@@ -88,6 +90,16 @@ def job_config(sim_gpu_memory_mib: int) -> ac.SessionConfig:
     )
 
 
+def pin(cpus: set[int]) -> None:
+    """Keep every thread of this process on ``cpus`` (Linux keeps an affinity per thread; threads
+    started later inherit their creator's)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except ProcessLookupError:
+            continue  # the thread just ended
+
+
 async def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--width", type=int, default=1024)
@@ -99,7 +111,10 @@ async def main() -> int:
     p.add_argument("--progress", default=None, help="also keep the latest progress line in this file")
     p.add_argument("--host-ms", type=float, default=0.0, help="host-side work per step (the GPU idles)")
     p.add_argument("--trace-every", type=int, default=4, help="every n-th step runs traced (its busy time)")
+    p.add_argument("--cpus", default=None, help="host cores to run on, e.g. 0 or 0,1 (default: any)")
     args = p.parse_args()
+    if args.cpus:
+        pin({int(c) for c in args.cpus.split(",")})
     g, t = build(args.width, args.batch, args.seed)
     config = job_config(args.sim_gpu_memory_mib)
     state: dict[str, Any] = {"steps": 0, "busy_s": 0.0}
