@@ -30,6 +30,12 @@ Rules, per GPU:
   of the median's own noise), the baseline is that median (the machine is slower now), and a job
   backed off into the pause resumes at the level it was blamed at, its ceiling lifted: on a
   shared machine a back-off is an experiment, and a pause that does not help proves it wrong.
+- A baseline so raised is re-measured: while it stays past ``1 + raise_threshold`` times the one
+  first learnt, every ``probe_judgments`` judgments the opportunistic jobs are suspended for a
+  pause (a probe) and the median of its ``exonerate_samples`` samples becomes the baseline; they
+  then resume at the level they had. Without it a slowdown of the machine that ends leaves the
+  baseline high for good, and the opportunistic jobs may then slow the job as much unseen (their
+  harm looks like the old slowdown).
 - After ``calm_polls`` judgments with the CUSUM near zero (hysteresis: evidence short of a
   back-off holds the level), each opportunistic job is raised by ``perf_step`` (a suspended one
   resumed at ``min_perf``), never to its ceiling; a ceiling is forgotten after ``ceiling_polls``
@@ -77,6 +83,7 @@ class PolicySettings:
     ceiling_polls: int = 20
     solo_samples: int = 30
     exonerate_samples: int = 6
+    probe_judgments: int = 120
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,9 @@ class JobState:
     idle: int = 0  # guaranteed: polls running with its GPU's opportunistic jobs idle
     pause: tuple[float, ...] = ()  # guaranteed: samples alone since its GPU's jobs were suspended
     pause_base: float = 0.0  # guaranteed: its baseline when that pause began
+    learnt_us: float | None = None  # guaranteed: the baseline first learnt
+    raised_age: int = 0  # guaranteed: judgments since its raised baseline was last measured
+    probing: bool = False  # guaranteed: a pause to re-measure its raised baseline is under way
     calm: int = 0
     ceiling: int = 101
     ceiling_age: int = 0  # calm judgments since the ceiling was set
@@ -146,6 +156,8 @@ class _Verdicts:
     degraded: list[str] = field(default_factory=list)  # shown slowed past the threshold (reasons)
     memory_short: list[str] = field(default_factory=list)
     exonerated: list[str] = field(default_factory=list)  # stayed slow alone: not the others' doing
+    probing: list[str] = field(default_factory=list)  # a raised baseline being re-measured (reasons)
+    remeasured: list[str] = field(default_factory=list)  # re-measured: the probe is over (reasons)
     calm: int = 0  # fresh judgments within the raise threshold
     unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
 
@@ -233,7 +245,13 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
                     f"(median of {len(pause)} samples {_ms(slow)}, baseline {_ms(before)}): "
                     "not their doing, its baseline is now that"
                 )
-                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0)
+                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
+            if st.probing and len(pause) == s.exonerate_samples:
+                v.remeasured.append(
+                    f"guaranteed job {j.job_id} re-measured alone: baseline {_ms(before)} -> {_ms(slow)} "
+                    f"(median of {len(pause)} samples)"
+                )
+                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
     if st.baseline_us is None:
         if fresh and st.warmed < s.warmup_samples:
             st = replace(st, warmed=st.warmed + 1)
@@ -255,12 +273,15 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
                 f"baseline of guaranteed job {j.job_id} learnt: {_ms(baseline)} "
                 f"(median of {len(st.samples)} samples)"
             )
-            return replace(st, baseline_us=baseline, solo=st.samples)
+            return replace(st, baseline_us=baseline, solo=st.samples, learnt_us=baseline)
         (v.learning if st.waited < s.baseline_wait_polls else v.unjudged).append(j.job_id)
         return st
+    if st.probing:
+        v.probing.append(f"guaranteed job {j.job_id}'s raised baseline {_ms(st.baseline_us)} is re-measured")
     if not fresh:
         return st
-    assert j.step_us is not None
+    st = _age_raised_baseline(j, st, s, v)
+    assert j.step_us is not None and st.baseline_us is not None
     samples = (*st.samples, float(j.step_us))[-s.judge_samples :]
     # CUSUM of log(step / baseline) against half the back-off threshold: a sustained slowdown of
     # the threshold adds up to the limit in a few samples, a doubling in one or two, while noise
@@ -283,6 +304,21 @@ def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone
     else:
         v.unsettled += 1
     return replace(st, samples=samples, cusum=cusum)
+
+
+def _age_raised_baseline(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts) -> JobState:
+    """Count a judgment against a baseline raised past the one first learnt; every
+    ``probe_judgments`` such, start a probe (see the module docstring)."""
+    assert st.baseline_us is not None
+    if st.probing or st.learnt_us is None or st.baseline_us <= st.learnt_us * (1 + s.raise_threshold):
+        return replace(st, raised_age=0) if st.raised_age else st
+    if st.raised_age + 1 < s.probe_judgments:
+        return replace(st, raised_age=st.raised_age + 1)
+    v.probing.append(
+        f"guaranteed job {j.job_id}'s baseline {_ms(st.baseline_us)}, raised past the "
+        f"{_ms(st.learnt_us)} first learnt, is re-measured (every {s.probe_judgments} judgments)"
+    )
+    return replace(st, raised_age=0, probing=True)
 
 
 def _still_warming(samples: Sequence[float], s: PolicySettings) -> bool:
@@ -394,11 +430,17 @@ def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[Jo
         if perf > st.perf:
             st = replace(st, perf=perf, calm=0, hold=s.settle_polls)
             return st, f"resumed at {perf}: " + "; ".join(v.learnt)
-    if v.exonerated and st.perf == 0 and st.blamed:
-        # Backed off for a slowdown its pause did not cure: back to the level it was blamed at.
+    if (v.exonerated or v.remeasured) and st.perf == 0 and st.blamed:
+        # Backed off for a slowdown its pause did not cure, or paused for a probe: back to the
+        # level it had.
         perf = min(j.asked_perf, max(st.blamed, s.min_perf))
         st = replace(st, perf=perf, ceiling=101, ceiling_age=0, calm=0, hold=s.settle_polls, blamed=0)
-        return st, f"resumed at {perf}, its ceiling lifted: " + "; ".join(v.exonerated)
+        return st, f"resumed at {perf}, its ceiling lifted: " + "; ".join(v.exonerated + v.remeasured)
+    if v.probing:
+        if st.perf == 0:
+            return st, ""
+        st = replace(st, perf=0, calm=0, blamed=max(st.blamed, st.perf))
+        return st, "suspended: " + "; ".join(v.probing)
     judged = bool(v.degraded or v.memory_short or v.calm or v.unsettled)
     if st.hold > 0 and judged:
         # A change shows in the guaranteed job's step-time means only some samples later.

@@ -276,10 +276,15 @@ SEEDS = range(8)
 
 
 def noisy_run(
-    k: float, seed: int, polls: int = 400, load: Callable[[int], float] = lambda i: 1.0
+    k: float | Callable[[int], float],
+    seed: int,
+    polls: int = 400,
+    load: Callable[[int], float] = lambda i: 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(opportunistic perfControl per poll, guaranteed step / its median alone per poll); ``load``:
-    the machine's own slowdown at each poll (other processes), whatever the opportunistic job does."""
+    the machine's own slowdown at each poll (other processes), whatever the opportunistic job does;
+    ``k`` may change from poll to poll."""
+    harm = k if callable(k) else lambda i: k
     rng = np.random.default_rng(seed)
     sigma = np.sqrt(np.log(1 + CV * CV))
     noise = rng.lognormal(-sigma * sigma / 2, sigma, polls)  # mean 1, CV 0.3
@@ -287,7 +292,7 @@ def noisy_run(
     state, perf = PolicyState(), 100
     perfs, ratios = [], []
     for i in range(polls):
-        step = BASE_US * load(i) * (1 + k * perf / 100) * noise[i]
+        step = BASE_US * load(i) * (1 + harm(i) * perf / 100) * noise[i]
         jobs = [
             o(mem=40),
             JobView("G", "sim_gpu_0", "guaranteed", 60 * MiB, 100, step, i + 1, 0, i * POLL),
@@ -329,7 +334,14 @@ def test_a_machine_slowdown_under_noise_does_not_starve_the_opportunistic_job() 
     runs = [noisy_run(0.0, seed, load=_load_step)[0] for seed in SEEDS]
     slow = [float(p[100:300].mean()) for p in runs]
     assert statistics.median(slow) >= 60, slow
-    assert all((p[100:300] > 0).any() and (p[320:] > 0).all() for p in runs), slow
+    assert all((p[100:300] > 0).any() for p in runs), slow
+    # After it, the baseline the slowdown raised is re-measured once: the opportunistic job is
+    # suspended for that probe only (settle_polls + exonerate_samples polls), then runs on.
+    s = PolicySettings()
+    for p in runs:
+        spells = [len(run) for run in "".join("0" if x == 0 else "1" for x in p[320:]).split("1") if run]
+        assert len(spells) <= 1 and all(n <= s.settle_polls + s.exonerate_samples for n in spells), spells
+        assert p[320:].mean() >= 75, p[320:].mean()
 
 
 def test_a_real_slowdown_during_a_machine_slowdown_still_backs_the_opportunistic_job_off() -> None:
@@ -352,3 +364,14 @@ def test_the_step_time_judged_leaves_out_a_graph_that_ran_once() -> None:
     slower = {"miniBatchDuration": 18_636, "Durations": {"graph_1": 18_636, "graph_2": 14_000}}
     assert step_time_us(slower, seen) == 14_000  # a slowdown below the init time shows
     assert step_time_us({"miniBatchDuration": 0, "Durations": {}}, {}) is None
+
+
+def test_a_baseline_left_high_by_a_machine_slowdown_comes_down_so_a_later_real_slowdown_is_seen() -> None:
+    # Other processes slow the machine 1.8x (polls 100-300): the policy finds the opportunistic job
+    # not to blame and takes the slow time as the baseline. From poll 300 the machine is itself
+    # again and the opportunistic job does slow the guaranteed one (k = 1). Steps faster than the
+    # baseline with the opportunistic job running show the baseline too high: it must come down,
+    # or the job runs up to 1.8 x 1.25 its time alone unseen.
+    runs = [noisy_run(lambda i: 1.0 if i >= 300 else 0.0, seed, polls=600, load=_load_step) for seed in SEEDS]
+    medians = [float(np.median(r[400:])) for _, r in runs]
+    assert statistics.median(medians) <= 1.3 and max(medians) <= 1.45, medians
