@@ -9,10 +9,10 @@ an input pipeline, leaving their GPU idle that long):
                guarC (guaranteed, half the host time) 0.65-end
     sim_gpu_1: oppB (opportunistic) throughout; guarB (guaranteed, 1.5x the host time) 0.25-0.80
 
-Each simulated GPU's jobs run on their own host cores (half of them each; ``--no-pin`` lets them
-run anywhere): a simulated GPU computes on the host, and unpinned, a job on one GPU slows a
-guaranteed job on the other through the shared cores, which no GPU policy governs (the jobs of two
-real GPUs do not share their compute).
+On the local cluster each simulated GPU's jobs run on their own host cores (half of them each;
+``--no-pin``: anywhere): a simulated GPU computes on the host, and unpinned, a job on one GPU slows
+a guaranteed job on the other through the shared cores, which no GPU policy governs (the jobs of
+two real GPUs do not share their compute).
 
 It prints one line per sample, the coordinators' decisions, the figures with met / MISSED, and a
 plot (a suspended job shaded, with no step time).
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cluster_demo import GPUS, JOB, connect_cluster, start_local_cluster
+from cluster_demo import GPUS, JOB, connect_cluster, pin_args, start_local_cluster
 from cluster_figures import Run, figures, line, plot, sample
 
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
@@ -48,13 +48,6 @@ SCHEDULE = (
 )
 
 
-def gpu_cores(gpus: list[str]) -> dict[str, list[int]]:
-    """An equal share of this process's host cores per GPU; none with fewer cores than GPUs."""
-    cores = sorted(os.sched_getaffinity(0))
-    k = len(cores) // len(gpus)
-    return {gpu: cores[i * k : (i + 1) * k] for i, gpu in enumerate(gpus)} if k else {}
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=4.0, help="length of the run")
@@ -65,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         "--pin",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="run each simulated GPU's jobs on their own host cores (default)",
+        help="on the local cluster, run each simulated GPU's jobs on their own host cores (default)",
     )
     p.add_argument(
         "--address",
@@ -105,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             "--every",
             "0.25",
         ]
-        cores = gpu_cores(list(GPUS)) if args.pin else {}
-        print(f"host cores per GPU: {cores or 'any'}", flush=True)
+        pinned = pin_args(args.pin, args.address)
         pending = sorted(SCHEDULE, key=lambda job: job[3])
         leaving = {name: leave for name, _, _, _, leave, _ in SCHEDULE if leave < 1.0}
         t0 = time.time()
@@ -114,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             while pending and now >= pending[0][3] * duration:
                 name, priority, gpu, _, _, host = pending.pop(0)
                 extra = ["--host-ms", str(args.host_ms * host)] if host else []
-                if gpu in cores:
-                    extra += ["--cpus", ",".join(map(str, cores[gpu]))]
+                extra += pinned.get(gpu, [])
                 files = ["--stop", str(workdir / f"{name}.stop"), "--progress", str(workdir / f"{name}.json")]
                 client.submit(
                     JOB,

@@ -10,7 +10,9 @@ status`` prints) and the jobs' progress files, every half second. The guaranteed
 the opportunistic job beside it may fill. It prints one line per sample, and at the end the
 figures of cluster_figures.py against their targets (met / MISSED), and a plot (PNG, matplotlib)
 of each job's step time (a suspended job shaded, with no step time), perfControl, throughput and
-device memory.
+device memory. On the local cluster each simulated GPU's jobs run on their own host cores (half of
+them each; ``--no-pin``: anywhere): a simulated GPU computes on the host, and unpinned, the job on
+GPU 1 slows the guaranteed job on GPU 0 through the shared cores, which no GPU policy governs.
 
     pip install -e '.[ray,examples]' && python scripts/cluster_demo.py [--seconds 20] [--out cluster_demo.png]
     python scripts/cluster_demo.py --address HEAD:6379   # on a cluster started with ray start
@@ -82,6 +84,21 @@ def connect_cluster(address: str) -> dict[str, int] | None:
     return {gpu: gpus[gpu] for gpu in GPUS}
 
 
+def gpu_cores(gpus: list[str]) -> dict[str, list[int]]:
+    """An equal share of this process's host cores per GPU; none with fewer cores than GPUs."""
+    cores = sorted(os.sched_getaffinity(0))
+    k = len(cores) // len(gpus)
+    return {gpu: cores[i * k : (i + 1) * k] for i, gpu in enumerate(gpus)} if k else {}
+
+
+def pin_args(pin: bool, address: str | None) -> dict[str, list[str]]:
+    """``share_gpu_job.py``'s ``--cpus`` per GPU: on a local cluster only (an existing cluster's
+    nodes are other machines), when asked."""
+    cores = gpu_cores(list(GPUS)) if pin and address is None else {}
+    print(f"host cores per GPU: {cores or 'any'}", flush=True)
+    return {gpu: ["--cpus", ",".join(map(str, c))] for gpu, c in cores.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
@@ -106,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{DEGRADED}x its baseline (default: watch for all of --seconds)",
     )
     p.add_argument("--out", default="cluster_demo.png")
+    p.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on the local cluster, run each simulated GPU's jobs on their own host cores (default)",
+    )
     p.add_argument("--host-ms", type=float, default=20.0, help="the guaranteed job's host work per step")
     p.add_argument(
         "--address",
@@ -145,11 +168,13 @@ def main(argv: list[str] | None = None) -> int:
             "0.25",
         ]
 
+        pinned = pin_args(args.pin, args.address)
+
         def submit(name: str, priority: str, gpu: str, mib: int, *extra: str) -> None:
             files = ["--stop", str(workdir / f"{name}.stop"), "--progress", str(workdir / f"{name}.json")]
             job_id, _ = client.submit(
                 JOB,
-                [*job_args, *files, *extra],
+                [*job_args, *files, *extra, *pinned.get(gpu, [])],
                 gpu_memory=mib * MiB,
                 priority=priority,
                 gpu=gpu,
