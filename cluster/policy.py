@@ -51,115 +51,15 @@ Where it sits in the cluster: docs/design.md section 8.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+
+from .judgment import judge_guaranteed
+from .policy_state import GUARANTEED, Decision, JobState, JobView, MiB, PolicySettings, PolicyState, Verdicts
 
 __all__ = ["Decision", "JobState", "JobView", "PolicySettings", "PolicyState", "decide", "step_time_us"]
 
-GUARANTEED = "guaranteed"
-OPPORTUNISTIC = "opportunistic"
-MiB = 1 << 20
-
-
-@dataclass(frozen=True)
-class PolicySettings:
-    degrade_threshold: float = 0.25
-    raise_threshold: float = 0.15
-    baseline_samples: int = 10
-    baseline_seconds: float = 4.0
-    warmup_samples: int = 1
-    baseline_wait_polls: int = 40
-    judge_samples: int = 5
-    cusum_limit: float = 5.0
-    degrade_confirm: int = 2
-    min_spread: float = 0.05
-    backoff: float = 0.5
-    calm_polls: int = 2
-    perf_step: int = 10
-    resume_perf: int = 20
-    min_perf: int = 10
-    settle_polls: int = 3
-    ceiling_polls: int = 20
-    solo_samples: int = 30
-    exonerate_samples: int = 6
-    probe_judgments: int = 120
-
-
-@dataclass(frozen=True)
-class JobView:
-    """One job as the coordinator sees it at one poll."""
-
-    job_id: str
-    gpu: str
-    priority: str
-    asked_mem: int
-    asked_perf: int = 100
-    step_us: float | None = None  # the status file's miniBatchDuration; None before the first
-    status_seq: int = 0  # a new value is a fresh sample (the coordinator: its poll number)
-    host_fallbacks: int = 0
-    t: float | None = None  # when the sample was read (seconds, any fixed origin); None: untimed
-
-
-@dataclass(frozen=True)
-class JobState:
-    """What the policy remembers of one job: its current config and its history."""
-
-    mem: int
-    perf: int
-    baseline_us: float | None = None
-    samples: tuple[float, ...] = ()  # guaranteed: fresh step times, the last ones kept
-    seen_seq: int = 0
-    warmed: int = 0  # guaranteed: warm-up samples dropped so far
-    first_t: float | None = None  # guaranteed: when the first baseline sample was read
-    cusum: float = 0.0  # guaranteed: evidence of a slowdown since the last back-off (see _guaranteed)
-    solo: tuple[float, ...] = ()  # guaranteed: samples taken with its GPU's opportunistic jobs idle
-    idle: int = 0  # guaranteed: polls running with its GPU's opportunistic jobs idle
-    pause: tuple[float, ...] = ()  # guaranteed: samples alone since its GPU's jobs were suspended
-    pause_base: float = 0.0  # guaranteed: its baseline when that pause began
-    learnt_us: float | None = None  # guaranteed: the baseline first learnt
-    raised_age: int = 0  # guaranteed: judgments since its raised baseline was last measured
-    probing: bool = False  # guaranteed: a pause to re-measure its raised baseline is under way
-    calm: int = 0
-    ceiling: int = 101
-    ceiling_age: int = 0  # calm judgments since the ceiling was set
-    blamed: int = 0  # opportunistic: the level its running back-offs started from (0: none)
-    fallbacks: int = 0
-    hold: int = 0
-    waited: int = 0
-    guaranteed_set: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class PolicyState:
-    jobs: Mapping[str, JobState] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Decision:
-    job_id: str
-    mem: int
-    perf: int
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.job_id}: maxDeviceMem {self.mem / MiB:.1f} MiB, perfControl {self.perf}: {self.reason}"
-
-
-@dataclass
-class _Verdicts:
-    """What the guaranteed jobs of one GPU say at this poll, for its opportunistic jobs."""
-
-    learning: list[str] = field(default_factory=list)  # baseline still being measured
-    learnt: list[str] = field(default_factory=list)  # baseline known from this poll on
-    unjudged: list[str] = field(default_factory=list)  # gave no steady step time in time
-    degraded: list[str] = field(default_factory=list)  # shown slowed past the threshold (reasons)
-    memory_short: list[str] = field(default_factory=list)
-    exonerated: list[str] = field(default_factory=list)  # stayed slow alone: not the others' doing
-    probing: list[str] = field(default_factory=list)  # a raised baseline being re-measured (reasons)
-    remeasured: list[str] = field(default_factory=list)  # re-measured: the probe is over (reasons)
-    calm: int = 0  # fresh judgments within the raise threshold
-    unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
+DEFAULT_SETTINGS = PolicySettings()
 
 
 def step_time_us(status: Mapping[str, object], first_seen: dict[str, float]) -> float | None:
@@ -186,21 +86,11 @@ def step_time_us(status: Mapping[str, object], first_seen: dict[str, float]) -> 
     return float(mini) if isinstance(mini, (int, float)) and mini > 0 else None
 
 
-def _ms(us: float) -> str:
-    return f"{us / 1000:.1f} ms"
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def decide(
     capacity: Mapping[str, int],
     jobs: Sequence[JobView],
     state: PolicyState,
-    settings: PolicySettings = PolicySettings(),
+    settings: PolicySettings = DEFAULT_SETTINGS,
 ) -> tuple[PolicyState, list[Decision]]:
     """The node's new policy state and the config changes to write (one Decision per job whose
     ``maxDeviceMem`` or ``perfControl`` changes, or that is new). ``capacity``: bytes per GPU."""
@@ -210,142 +100,6 @@ def decide(
         on_gpu = [j for j in jobs if j.gpu == gpu]
         _decide_gpu(capacity.get(gpu, 0), on_gpu, state, settings, new, decisions)
     return PolicyState(new), decisions
-
-
-def _guaranteed(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts, alone: bool) -> JobState:
-    """Learn or judge the guaranteed job ``j`` from its newest sample; record the verdict in ``v``.
-    ``alone``: its GPU's opportunistic jobs were suspended (or absent) at the last poll."""
-    fresh = j.step_us is not None and j.status_seq != st.seen_seq
-    st = replace(st, idle=st.idle + 1 if alone else 0, pause=st.pause if alone else ())
-    if fresh:
-        st = replace(st, seen_seq=j.status_seq)
-        if st.baseline_us is not None and st.idle > s.settle_polls:
-            # A sample of it alone (the means in status files lag a change by some samples): the
-            # baseline is the median of all such, so it firms up with every pause, up or down.
-            assert j.step_us is not None
-            # judged against the baseline before the pause: its samples move it meanwhile
-            before = st.pause_base if st.pause else st.baseline_us
-            spread = _spread(st.solo, s)
-            solo = (*st.solo, float(j.step_us))[-s.solo_samples :]
-            pause = (*st.pause, float(j.step_us))
-            st = replace(
-                st,
-                solo=solo,
-                pause=pause,
-                pause_base=before,
-                baseline_us=_median(solo) if len(solo) >= s.baseline_samples else st.baseline_us,
-            )
-            slow = _median(pause)
-            # past the threshold by a margin of the median's own noise: a noisy pause alone must
-            # not move the baseline up (each false move lets the others slow the job more)
-            margin = math.exp(spread / math.sqrt(len(pause)))
-            if len(pause) == s.exonerate_samples and slow > before * (1 + s.degrade_threshold) * margin:
-                v.exonerated.append(
-                    f"guaranteed job {j.job_id} stayed slow with its GPU's opportunistic jobs suspended "
-                    f"(median of {len(pause)} samples {_ms(slow)}, baseline {_ms(before)}): "
-                    "not their doing, its baseline is now that"
-                )
-                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
-            if st.probing and len(pause) == s.exonerate_samples:
-                v.remeasured.append(
-                    f"guaranteed job {j.job_id} re-measured alone: baseline {_ms(before)} -> {_ms(slow)} "
-                    f"(median of {len(pause)} samples)"
-                )
-                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
-    if st.baseline_us is None:
-        if fresh and st.warmed < s.warmup_samples:
-            st = replace(st, warmed=st.warmed + 1)
-        elif fresh:
-            assert j.step_us is not None
-            first_t = st.first_t if st.first_t is not None else j.t
-            st = replace(st, samples=(*st.samples, float(j.step_us))[-s.baseline_samples :], first_t=first_t)
-        st = replace(st, waited=st.waited + 1)
-        timed_out = st.first_t is not None and j.t is not None and j.t - st.first_t >= s.baseline_seconds
-        if (len(st.samples) >= s.baseline_samples or timed_out) and _still_warming(st.samples, s):
-            # its step times still falling (the means in status files carry the first, slow steps
-            # for a while: on an H200 a job's first step took 2.5 s, its steps then 41 ms, and a
-            # baseline of 92 ms let the others slow it 1.5x unseen): keep the newer half, go on
-            half = len(st.samples) // 2
-            st = replace(st, samples=st.samples[half:], first_t=j.t)
-        elif len(st.samples) >= s.baseline_samples or (timed_out and len(st.samples) >= 2):
-            baseline = _median(st.samples)
-            v.learnt.append(
-                f"baseline of guaranteed job {j.job_id} learnt: {_ms(baseline)} "
-                f"(median of {len(st.samples)} samples)"
-            )
-            return replace(st, baseline_us=baseline, solo=st.samples, learnt_us=baseline)
-        (v.learning if st.waited < s.baseline_wait_polls else v.unjudged).append(j.job_id)
-        return st
-    if st.probing:
-        v.probing.append(f"guaranteed job {j.job_id}'s raised baseline {_ms(st.baseline_us)} is re-measured")
-    if not fresh:
-        return st
-    st = _age_raised_baseline(j, st, s, v)
-    assert j.step_us is not None and st.baseline_us is not None
-    samples = (*st.samples, float(j.step_us))[-s.judge_samples :]
-    # CUSUM of log(step / baseline) against half the back-off threshold: a sustained slowdown of
-    # the threshold adds up to the limit in a few samples, a doubling in one or two, while noise
-    # (the limit is in units of the job's own spread alone) rarely gets there.
-    spread = _spread(st.solo, s)
-    drift = math.log(1 + s.degrade_threshold) / 2
-    cusum = max(0.0, st.cusum + math.log(float(j.step_us) / st.baseline_us) - drift)
-    over = sum(x > st.baseline_us * (1 + s.degrade_threshold) for x in samples)
-    # never on one sample, nor while the middle of the recent samples is near the baseline (two
-    # noisy samples among five at 1.01x their baseline backed a job off on a loaded 2-core machine)
-    elevated = _median(samples) > st.baseline_us * (1 + s.degrade_threshold / 2)
-    if cusum > s.cusum_limit * spread and over >= s.degrade_confirm and elevated:
-        v.degraded.append(
-            f"guaranteed job {j.job_id} slowed past {1 + s.degrade_threshold:.2f} x its baseline "
-            f"{_ms(st.baseline_us)} (median of its last {len(samples)} samples {_ms(_median(samples))})"
-        )
-        return replace(st, samples=samples, cusum=0.0)
-    if cusum <= drift:
-        v.calm += 1
-    else:
-        v.unsettled += 1
-    return replace(st, samples=samples, cusum=cusum)
-
-
-def _age_raised_baseline(j: JobView, st: JobState, s: PolicySettings, v: _Verdicts) -> JobState:
-    """Count a judgment against a baseline raised past the one first learnt; every
-    ``probe_judgments`` such, start a probe (see the module docstring)."""
-    assert st.baseline_us is not None
-    if st.probing or st.learnt_us is None or st.baseline_us <= st.learnt_us * (1 + s.raise_threshold):
-        return replace(st, raised_age=0) if st.raised_age else st
-    if st.raised_age + 1 < s.probe_judgments:
-        return replace(st, raised_age=st.raised_age + 1)
-    v.probing.append(
-        f"guaranteed job {j.job_id}'s baseline {_ms(st.baseline_us)}, raised past the "
-        f"{_ms(st.learnt_us)} first learnt, is re-measured (every {s.probe_judgments} judgments)"
-    )
-    return replace(st, raised_age=0, probing=True)
-
-
-def _still_warming(samples: Sequence[float], s: PolicySettings) -> bool:
-    """The newer half of a job's baseline samples is faster than the older half by more than the
-    raise threshold and a margin of three standard errors of the newer half's own noise: it is
-    still warming up (needs 4 samples to tell). The margin keeps a noisy steady job (samples with
-    a CV of 0.3) from being read as warming: that would hold the others suspended."""
-    if len(samples) < 4:
-        return False
-    half = len(samples) // 2
-    newer = samples[half:]
-    margin = math.exp(3 * _log_sd(newer) / math.sqrt(len(newer)))
-    return _median(newer) * (1 + s.raise_threshold) * margin < _median(samples[:half])
-
-
-def _spread(solo: Sequence[float], s: PolicySettings) -> float:
-    """The standard deviation of log step time of a guaranteed job alone (at least ``min_spread``)."""
-    if len(solo) < 3:
-        return max(s.min_spread, 0.3)  # too few samples to tell: assume a noisy machine
-    return max(s.min_spread, _log_sd(solo))
-
-
-def _log_sd(values: Sequence[float]) -> float:
-    """The sample standard deviation of log(values) (at least 2 values)."""
-    logs = [math.log(x) for x in values]
-    mean = sum(logs) / len(logs)
-    return math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
 
 
 def _decide_gpu(
@@ -359,13 +113,13 @@ def _decide_gpu(
     guaranteed = [j for j in jobs if j.priority == GUARANTEED]
     opps = [j for j in jobs if j.priority != GUARANTEED]
     g_ids = frozenset(j.job_id for j in guaranteed)
-    v = _Verdicts()
+    v = Verdicts()
     alone = all(o.job_id in state.jobs and state.jobs[o.job_id].perf == 0 for o in opps)
     for j in guaranteed:
         old = state.jobs.get(j.job_id)
         mem = min(j.asked_mem, cap) if cap else j.asked_mem
         st = old or JobState(mem=mem, perf=j.asked_perf, fallbacks=j.host_fallbacks)
-        st = _guaranteed(j, st, s, v, alone)
+        st = judge_guaranteed(j, st, s, v, alone)
         if j.host_fallbacks > st.fallbacks:
             v.memory_short.append(
                 f"guaranteed job {j.job_id} fell back to host memory "
@@ -416,7 +170,7 @@ def _decide_gpu(
         new[j.job_id] = st
 
 
-def _pace(st: JobState, j: JobView, v: _Verdicts, s: PolicySettings) -> tuple[JobState, str]:
+def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[JobState, str]:
     """The opportunistic job's perfControl (and memory, under pressure) for this poll."""
     if v.learning:
         if st.perf == 0:
