@@ -29,7 +29,9 @@ Frames (tensor_wire.py) carry everything; tensor names in the keys say what a fr
 With synchronous replicas (graph/train/sync_replicas.py) a push is ``__ps/psync/<version>/<n>/<name>``,
 one of the ``n`` contributions of the round of that version (the ps applies their mean change once
 and drops stale ones), and the worker then sends ``__ps/pwait`` ("name@version" strings), which the
-ps answers with ``__ps/synced`` once every listed round is applied.
+ps answers with ``__ps/synced`` once every listed round is applied. A worker whose wait times out
+asks ``__ps/pmissing`` (the same strings); the ps answers ``__ps/missing``: the tasks that pushed
+to an earlier round of those variables but not to these (a replica that died), for the error.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ PUSH = "__ps/push/"
 SYNC_PUSH = "__ps/psync/"
 SYNC_WAIT = "__ps/pwait"
 SYNCED = "__ps/synced"
+SYNC_MISSING = "__ps/pmissing"
+MISSING = "__ps/missing"
 VERSIONS = "__ps/ver"
 VALUE = "__ps/val/"
 #: seconds a worker waits for a ps to answer a pull before the step fails (a ps that dies closes
@@ -68,7 +72,7 @@ PULL_TIMEOUT_S = 60.0
 #: (the other replicas of the round may have died); env ANTCOLONY_SYNC_TIMEOUT_S overrides it
 SYNC_TIMEOUT_S = 60.0
 SYNC_TIMEOUT_ENV = "ANTCOLONY_SYNC_TIMEOUT_S"
-_SERVICE_MARK = ";__ps/p"  # in a key whose tensor name is a request (pull, push, psync, pwait)
+_SERVICE_MARK = ";__ps/p"  # in a key whose tensor name is a request (pull, push, psync, pwait, pmissing)
 
 
 def _device(task: str) -> str:
@@ -88,6 +92,7 @@ class VariableService:
         # workers waiting for rounds: (peer, reply device, request id, [(name, base version)])
         self._rounds: dict[str, tuple[np.ndarray, int]] = {}
         self._waiting: list[tuple[str, str, int, list[tuple[str, int]]]] = []
+        self._pushed: dict[str, dict[str, int]] = {}  # name -> task -> the last round it pushed to
         self._replies: set[asyncio.Task[None]] = set()
         wire.mailbox.service = self.handle
 
@@ -105,7 +110,12 @@ class VariableService:
         elif name.startswith(SYNC_PUSH):
             version, _, rest = name[len(SYNC_PUSH) :].partition("/")
             replicas, _, var = rest.partition("/")
+            self._pushed.setdefault(var, {})[task_name(parsed.src_device)] = int(version)
             self._sync_push(var, int(version), int(replicas), value)
+        elif name == SYNC_MISSING:
+            peer = task_name(parsed.src_device)
+            reply = np.array([m.encode() for m in self._missing(_waits(value))], dtype=object)
+            self._send_later(peer, step_id, [(self._key(parsed.src_device, MISSING), reply)])
         elif name == SYNC_WAIT:
             self._waiting.append((task_name(parsed.src_device), parsed.src_device, step_id, _waits(value)))
             self._answer_waiting()
@@ -150,6 +160,16 @@ class VariableService:
             mean = np.rint(mean)
         self.values[name] = (version + 1, np.array(current[1] + mean.astype(current[1].dtype)))
         self._answer_waiting()
+
+    def _missing(self, waits: list[tuple[str, int]]) -> list[str]:
+        """Each task that pushed to an earlier round of a waited variable but not to the one
+        waited for, once, with the first such round."""
+        missing: dict[str, str] = {}
+        for n, version in waits:
+            for task, last in self._pushed.get(n, {}).items():
+                if last < version:
+                    missing.setdefault(task, f"{task} (last pushed to the round of {n}@{last})")
+        return sorted(missing.values())
 
     def _answer_waiting(self) -> None:
         """Answer every worker whose rounds are all applied (each variable past its base version)."""
@@ -336,13 +356,31 @@ class RemoteVariables:
         try:
             await svc.wire.recv(rendezvous_key(_device(task), 0, svc.device, SYNCED), req, timeout)
         except DeadlineExceededError:
+            missing = await self._missing(task, waits)
             raise DeadlineExceededError(
                 None,
                 None,
                 f"synchronous replicas: the round of {waits[0]} on {task} did not complete in "
                 f"{timeout:.0f} s; fewer replicas than replicas_to_aggregate are pushing "
-                "(a worker may have died)",
+                + (
+                    f"(pushed before, not to this round: {', '.join(missing)}; has it died?)"
+                    if missing
+                    else "(a worker may have died)"
+                ),
             ) from None
+
+    async def _missing(self, task: str, waits: list[str]) -> list[str]:
+        """The ps's list of the tasks that pushed to earlier rounds of ``waits`` but not to these;
+        empty when it does not answer in time."""
+        svc = self._service
+        req = next(self._ids)
+        key = rendezvous_key(svc.device, svc.incarnation, _device(task), SYNC_MISSING)
+        try:
+            await svc.wire.send(task, key, req, np.array([w.encode() for w in waits], dtype=object))
+            reply = await svc.wire.recv(rendezvous_key(_device(task), 0, svc.device, MISSING), req, 5.0)
+        except (DeadlineExceededError, UnavailableError):
+            return []
+        return [_text(m) for m in reply.reshape(-1)]
 
     def initialized(self, versions: dict[str, int]) -> list[str]:
         """Remote variables missing from ``versions`` (a pull's result): the ones not initialised."""

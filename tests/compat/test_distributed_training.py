@@ -158,3 +158,21 @@ def test_a_synchronous_replica_left_alone_fails_its_step_naming_the_round(ps: An
     last = lines[-1]
     assert last["error"] == "DeadlineExceededError", lines
     assert "/job:ps/task:0" in last["message"] and "replicas_to_aggregate" in last["message"]
+
+
+def test_killing_a_synchronous_replica_fails_the_chiefs_step_naming_the_dead_worker(ps: Any) -> None:
+    cluster = _cluster(2)
+    ps(cluster)
+    env = {"DIST_TASK_SYNC": "2", "ANTCOLONY_SYNC_TIMEOUT_S": "3"}
+    chief = _start("worker", 0, cluster, 100_000, 0.02, **env)
+    other = _start("worker", 1, cluster, 100_000, 0.02, **env)
+    assert chief.stdout is not None
+    for line in chief.stdout:
+        if '"step": 3,' in line:
+            break
+    other.kill()
+    other.communicate(timeout=TIMEOUT_S)
+    last = _finish(chief)[-1]
+    assert last["error"] == "DeadlineExceededError", last
+    # the ps knows who pushed to the rounds before and not to this one: the chief names it
+    assert "/job:worker/task:1" in last["message"], last["message"]
