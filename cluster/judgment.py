@@ -50,13 +50,24 @@ def judge_guaranteed(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, a
             # past the threshold by a margin of the median's own noise: a noisy pause alone must
             # not move the baseline up (each false move lets the others slow the job more)
             margin = math.exp(spread / math.sqrt(len(pause)))
-            if len(pause) == s.exonerate_samples and slow > before * (1 + s.degrade_threshold) * margin:
+            # or not cured: still about as slow as when the opportunistic jobs were blamed (not
+            # faster by two standard errors of the pause's median) and still well past the baseline
+            uncured = (
+                st.blame_us > 0
+                and slow * margin * margin >= st.blame_us
+                and slow > before * (1 + s.degrade_threshold / 2)
+            )
+            if len(pause) == s.exonerate_samples and (
+                slow > before * (1 + s.degrade_threshold) * margin or uncured
+            ):
                 v.exonerated.append(
                     f"guaranteed job {j.job_id} stayed slow with its GPU's opportunistic jobs suspended "
                     f"(median of {len(pause)} samples {ms(slow)}, baseline {ms(before)}): "
                     "not their doing, its baseline is now that"
                 )
-                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
+                return replace(
+                    st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False, blame_us=0.0
+                )
             if st.probing and len(pause) == s.exonerate_samples:
                 v.remeasured.append(
                     f"guaranteed job {j.job_id} re-measured alone: baseline {ms(before)} -> {ms(slow)} "
@@ -109,7 +120,7 @@ def judge_guaranteed(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, a
             f"guaranteed job {j.job_id} slowed past {1 + s.degrade_threshold:.2f} x its baseline "
             f"{ms(st.baseline_us)} (median of its last {len(samples)} samples {ms(median(samples))})"
         )
-        return replace(st, samples=samples, cusum=0.0)
+        return replace(st, samples=samples, cusum=0.0, blame_us=median(samples))
     if cusum <= drift:
         v.calm += 1
     else:

@@ -27,7 +27,9 @@ Rules, per GPU:
   suspended (after ``settle_polls``): the median of the last ``solo_samples`` such. A slowdown
   that stays while they are suspended was not theirs: once ``exonerate_samples`` samples of a
   pause have a median past ``1 + degrade_threshold`` times the baseline before it (and a margin
-  of the median's own noise), the baseline is that median (the machine is slower now), and a job
+  of the median's own noise), or past ``1 + degrade_threshold / 2`` times it and not faster than
+  the median its last back-off was for (by two such margins), the baseline is that median (the
+  machine is slower now), and a job
   backed off into the pause resumes at the level it was blamed at, its ceiling lifted: on a
   shared machine a back-off is an experiment, and a pause that does not help proves it wrong.
 - A baseline so raised is re-measured: while it stays past ``1 + raise_threshold`` times the one

@@ -80,6 +80,7 @@ class JobState:
     pause_base: float = 0.0  # guaranteed: its baseline when that pause began
     learnt_us: float | None = None  # guaranteed: the baseline first learnt
     raised_age: int = 0  # guaranteed: judgments since its raised baseline was last measured
+    blame_us: float = 0.0  # guaranteed: the median step time its last back-off was for (0: none)
     probing: bool = False  # guaranteed: a pause to re-measure its raised baseline is under way
     calm: int = 0
     ceiling: int = 101
