@@ -30,6 +30,11 @@ for _name in ["add", "subtract", "multiply", "divide", "maximum", "minimum", "sq
     T.case(_name, A, ROW)(lambda tf, x, y, _n=_name: getattr(tf, _n)(x, y))
 T.case("pow", P, Q)(lambda tf, x, y: tf.pow(x, y))
 T.case("add_n", A, B, P)(lambda tf, x, y, z: tf.add_n([x, y, z]))
+# large enough to be summed chunk by chunk on several threads (devices/kernels/elementwise.add_n),
+# not a multiple of its chunk
+T.case("add_n_large", *(normal(613, 1031, tag=f"big{i}") for i in range(5)))(
+    lambda tf, *xs: tf.add_n(list(xs))
+)
 T.case("matmul", normal(3, 5), normal(5, 2))(lambda tf, x, y: tf.matmul(x, y))
 T.case("matmul_transposed", normal(5, 3), normal(2, 5))(
     lambda tf, x, y: tf.matmul(x, y, transpose_a=True, transpose_b=True)
