@@ -64,6 +64,14 @@ for _name in _REDUCE:
     T.case(_name, A)(lambda tf, x, _n=_name: getattr(tf, _n)(x))
     T.case(f"{_name}_axis1_keepdims", A)(lambda tf, x, _n=_name: getattr(tf, _n)(x, axis=1, keepdims=True))
     T.case(f"{_name}_axis0", A)(lambda tf, x, _n=_name: getattr(tf, _n)(x, 0))
+# gradients broadcast back over inner, outer and several axes (BroadcastLike's strided views)
+T.case("reduce_3d_axes", normal(2, 3, 5, tag="r3"))(
+    lambda tf, x: [
+        tf.reduce_sum(x * x, axis=[0, 2]),
+        tf.reduce_mean(x * x, axis=1, keepdims=True),
+        tf.reduce_sum(x * x, axis=2),
+    ]
+)
 T.case("reduce_any", bools(3, 4))(lambda tf, x: [tf.reduce_any(x), tf.reduce_any(x, axis=1)])
 T.case("reduce_all", bools(3, 4))(lambda tf, x: [tf.reduce_all(x), tf.reduce_all(x, axis=0)])
 T.case("cumsum", A)(lambda tf, x: tf.cumsum(x, axis=1))
