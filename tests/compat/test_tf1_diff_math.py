@@ -30,6 +30,11 @@ for _name in ["add", "subtract", "multiply", "divide", "maximum", "minimum", "sq
     T.case(_name, A, ROW)(lambda tf, x, y, _n=_name: getattr(tf, _n)(x, y))
 T.case("pow", P, Q)(lambda tf, x, y: tf.pow(x, y))
 T.case("add_n", A, B, P)(lambda tf, x, y, z: tf.add_n([x, y, z]))
+# large enough to be summed chunk by chunk on several threads (devices/kernels/elementwise.add_n),
+# not a multiple of its chunk
+T.case("add_n_large", *(normal(613, 1031, tag=f"big{i}") for i in range(5)))(
+    lambda tf, *xs: tf.add_n(list(xs))
+)
 T.case("matmul", normal(3, 5), normal(5, 2))(lambda tf, x, y: tf.matmul(x, y))
 T.case("matmul_transposed", normal(5, 3), normal(2, 5))(
     lambda tf, x, y: tf.matmul(x, y, transpose_a=True, transpose_b=True)
@@ -59,6 +64,14 @@ for _name in _REDUCE:
     T.case(_name, A)(lambda tf, x, _n=_name: getattr(tf, _n)(x))
     T.case(f"{_name}_axis1_keepdims", A)(lambda tf, x, _n=_name: getattr(tf, _n)(x, axis=1, keepdims=True))
     T.case(f"{_name}_axis0", A)(lambda tf, x, _n=_name: getattr(tf, _n)(x, 0))
+# gradients broadcast back over inner, outer and several axes (BroadcastLike's strided views)
+T.case("reduce_3d_axes", normal(2, 3, 5, tag="r3"))(
+    lambda tf, x: [
+        tf.reduce_sum(x * x, axis=[0, 2]),
+        tf.reduce_mean(x * x, axis=1, keepdims=True),
+        tf.reduce_sum(x * x, axis=2),
+    ]
+)
 T.case("reduce_any", bools(3, 4))(lambda tf, x: [tf.reduce_any(x), tf.reduce_any(x, axis=1)])
 T.case("reduce_all", bools(3, 4))(lambda tf, x: [tf.reduce_all(x), tf.reduce_all(x, axis=0)])
 T.case("cumsum", A)(lambda tf, x: tf.cumsum(x, axis=1))
