@@ -49,7 +49,15 @@ from antcolony.actors.messages import (
     NodeFailed,
     Wire,
 )
-from antcolony.actors.propagation import HELD, NOTHING, Outcome, conclude, dead_outputs, propagate
+from antcolony.actors.propagation import (
+    HELD,
+    NOTHING,
+    Outcome,
+    conclude,
+    dead_outputs,
+    propagate,
+    send_ahead,
+)
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
@@ -151,6 +159,8 @@ class NodeActor(Actor):
             propagate(self, tag, out)
         elif out is NOTHING:
             conclude(self, tag)
+        elif out is not HELD:
+            send_ahead(self, tag, out)
 
     def _gather(self, tag: Any, slot: int, value: Any) -> tuple[list[Any], bool] | None:
         """Record one of several inputs for ``tag``: (inputs, any dead) once all arrived, else
