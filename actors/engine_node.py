@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
-from antcolony.actors.propagation import HELD, NOTHING, Outcome, conclude, propagate
+from antcolony.actors.propagation import HELD, Outcome, propagate
 from antcolony.devices.launch import KernelDone
 
 
@@ -56,8 +56,8 @@ class EngineNode(DeadAwareNode):
         out = self._run(tag, args)
         if out.__class__ is not Outcome:
             propagate(self, tag, out)
-        elif out is NOTHING:
-            conclude(self, tag)
+        elif out is not HELD:
+            out.act(self, tag, out)
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
         release_engine = self.granted.pop(msg.step, None)

@@ -6,7 +6,7 @@ from typing import Any
 
 from antcolony.actors.messages import Wire
 from antcolony.actors.node import NodeActor
-from antcolony.actors.propagation import HELD, send_ahead
+from antcolony.actors.propagation import HELD, ahead
 from antcolony.devices.launch import KernelDone
 from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 
@@ -14,7 +14,7 @@ from antcolony.devices.pipeline import Pending, PipelinedLaunch, UpstreamFailed
 class PipelinedGpuNode(NodeActor):
     """A GPU node on the launch pipeline (``devices/pipeline.py``): its launch may wait on the
     device for producers' ``Pending`` inputs, and successors on its GPU worker get a ``Pending``
-    as soon as its ``Launch`` is told (counted then, with ``sent``), not its value at
+    as soon as its ``Launch`` is told (``_run`` returns its ``ahead`` outcome holding the ``Pending``), not its value at
     ``KernelDone``. Its own unit is still held until its ``KernelDone``, which sends the real
     value to the other successors, other partitions and fetches, then finishes the unit. Never
     sees dead values and touches no variable (the planner only pipelines such nodes)."""
@@ -26,6 +26,7 @@ class PipelinedGpuNode(NodeActor):
         self.pipe_tells = tuple((deliver, slot) for k, (_, deliver, slot) in enumerate(edges) if k in pipe)
         self.out_edges = tuple(edge for k, edge in enumerate(edges) if k not in pipe)
         self.tells = None  # a GPU kernel never runs inline
+        self.ahead = ahead()
         self.host_value = bool(self.out_edges or self.spec.send_keys or self.spec.fetch_slots)
 
     def _run(self, tag: Any, args: list[Any], dead: bool = False) -> Any:
@@ -39,8 +40,9 @@ class PipelinedGpuNode(NodeActor):
         pending = Pending(self.host_value)
         # The worker hears of this launch before any dependent's (pipeline.py's invariants).
         self.spec.worker.tell(PipelinedLaunch(tag, self.compute, args, self.ref, after, pending))
-        send_ahead(tag, tells, pending)
-        return HELD  # the value itself comes with the KernelDone
+        out = self.ahead
+        out.value = pending
+        return out  # the value itself comes with the KernelDone
 
     _ready = _run
 

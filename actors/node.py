@@ -49,7 +49,13 @@ from antcolony.actors.messages import (
     NodeFailed,
     Wire,
 )
-from antcolony.actors.propagation import HELD, NOTHING, Outcome, conclude, dead_outputs, propagate
+from antcolony.actors.propagation import (
+    HELD,
+    Outcome,
+    conclude,
+    dead_outputs,
+    propagate,
+)
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
@@ -146,11 +152,12 @@ class NodeActor(Actor):
             if gathered is None:
                 return
             out = self._ready(tag, *gathered)
-        # propagation.settle, inline: the node kind returned its outputs or an Outcome
+        # propagation.settle, its hot case inline: the node kind returned its outputs, or an
+        # Outcome (HELD, the common one of those, needs nothing done now)
         if out.__class__ is not Outcome:
             propagate(self, tag, out)
-        elif out is NOTHING:
-            conclude(self, tag)
+        elif out is not HELD:
+            out.act(self, tag, out)
 
     def _gather(self, tag: Any, slot: int, value: Any) -> tuple[list[Any], bool] | None:
         """Record one of several inputs for ``tag``: (inputs, any dead) once all arrived, else

@@ -24,34 +24,56 @@ from antcolony.actors.step import UNSET, StepState, finished, in_flight, passed_
 
 
 class Outcome:
-    """What a node kind returns instead of outputs (``NOTHING`` or ``HELD``); no output value
-    is ever of this class, so one class test tells them from outputs on the hot path."""
+    """What a node kind returns instead of outputs (``NOTHING``, ``HELD`` or a node's ``ahead()``);
+    no output value is ever of this class, so one class test tells them from outputs on the hot
+    path. ``act(node, tag, outcome)`` is what propagation does with it now (``keep`` for
+    ``HELD``: nothing until the outputs come, and the receive path skips even that call), so it
+    dispatches with one call, no test per outcome."""
 
-    __slots__ = ("what",)
+    __slots__ = ("what", "act", "value")
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, act: Callable[[Any, Any, Any], None] | None = None) -> None:
+        if act is None:
+            act = keep
         self.what = what
+        self.act: Callable[[Any, Any, Any], None] = act
+        self.value: Any = None
 
     def __repr__(self) -> str:
         return f"<{self.what}>"
 
 
+def keep(node: Any, tag: Any, out: Outcome) -> None:
+    """``HELD``'s act: the handled message's unit stays held, nothing is sent."""
+
+
 #: The handled message produced nothing under its tag (a control-flow role, a stalled fused
-#: loop): its unit ends.
+#: loop): its unit ends (``act`` is ``conclude``, set once it is defined below).
 NOTHING = Outcome("no output")
 #: The outputs come later (a launched kernel's ``KernelDone``, a grant of variables, a failure
 #: told to the executor): the handled message's unit stays held until then.
 HELD = Outcome("held")
 
 
+def ahead() -> Outcome:
+    """A GPU pipeline node's own outcome object: its ``value`` (a ``Pending``, the output of a
+    kernel launched, not yet run) goes to the node's ``pipe_tells`` at once (``send_ahead``), and
+    the unit stays held as with ``HELD`` until the kernel's completion is propagated. One object
+    per node, its ``value`` set just before it is returned: it is read by the receive path in the
+    same turn, before any delivery, and an actor handles one message at a time (no allocation per
+    launch)."""
+    return Outcome("ahead", send_ahead)
+
+
 def settle(node: Any, tag: Any, out: Any) -> None:
     """What a node kind returned for a message of ``tag``: outputs go on (``propagate``),
-    ``NOTHING`` ends the message's unit, ``HELD`` leaves it held. NodeActor's receive path does
-    this inline (a call per node would show on the hot path); its other turns call this."""
+    ``HELD`` leaves the message's unit held, another ``Outcome`` acts (``NOTHING`` ends the unit,
+    ``ahead`` sends its value on and leaves it held). NodeActor's receive path does this inline
+    (a call per node would show on the hot path); its other turns call this."""
     if out.__class__ is not Outcome:
         propagate(node, tag, out)
-    elif out is NOTHING:
-        conclude(node, tag)
+    elif out is not HELD:
+        out.act(node, tag, out)
 
 
 def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
@@ -71,6 +93,9 @@ def conclude(node: Any, tag: Any, out: Any = NOTHING) -> None:
     step.pending -= 1
     if not step.pending:
         step.coordinator.tell(StepDrained(step))
+
+
+NOTHING.act = conclude  # conclude(node, tag, NOTHING) ends the unit, sending nothing
 
 
 def propagate(node: Any, tag: Any, out: Any) -> None:
@@ -145,10 +170,13 @@ def emit(node: Any, tag: Any, out: Any, finish: bool = False) -> None:
             deliver((tag, slot, outs[index] if slot >= 0 else token))
 
 
-def send_ahead(tag: Any, tells: tuple[tuple[Any, int], ...], value: Any) -> None:
-    """Tell ``value`` (a GPU pipeline's ``Pending``: the output of a kernel launched, not yet
-    run) to the successors on ``tells``; the launching message's unit stays held until the
-    kernel's completion is propagated."""
+def send_ahead(node: Any, tag: Any, out: Outcome) -> None:
+    """Tell the value of ``out`` (``node``'s ``ahead`` outcome) to the successors on
+    ``node.pipe_tells``; the launching message's unit stays held until the kernel's completion
+    is propagated. ``out`` lets go of the value first (it must not keep a step's value alive)."""
+    value = out.value
+    out.value = None
+    tells = node.pipe_tells
     sent(tag, len(tells))
     for deliver, slot in tells:
         deliver((tag, slot, value))

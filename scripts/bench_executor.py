@@ -11,6 +11,8 @@ inter-op 2 / intra-op 1 threads), when tensorflow is installed; absolute figures
   MLP step      3-layer MLP train step (batch 64, Adam)              ratio <= 1.0
   while loop    while_loop iteration (counter + accumulator)         ratio <= 3.0
   GPU launches  trivial kernels launched per second on the simulated GPU    >= 50,000/s
+                (the loop hands each kernel to a simulated stream's thread and back: the
+                figure reads lower whenever another process takes the core either one needs)
   default/best  MLP step and matmuls with the default SessionConfig() against the best of
                 inter/intra-op thread settings, alone and beside a competing CPU-bound
                 process the script starts and stops                 ratio <= 1.2
