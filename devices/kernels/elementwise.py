@@ -181,36 +181,3 @@ def _run_range(flats: list[Any], lo: int, hi: int, ntemps: int, fn: ChunkFn, ext
         stop = min(hi, start + CHUNK)
         k = stop - start
         fn(*[f[start:stop] for f in flats], *(temps if k == CHUNK else [t[:k] for t in temps]), *extra)
-
-
-def add_n(xs: Sequence[Any]) -> Any:
-    """``xs[0] + xs[1] + ...`` of C-contiguous numpy arrays of one shape and dtype, added left to
-    right as whole-array adds would (the same rounding), but chunk by chunk: a chunk's running sum
-    stays in cache while every input's chunk is added, so memory sees each input read once and the
-    result written once, where whole-array adds read and write the result once per input. A sum
-    of at least ``PARALLEL_MIN`` elements read in all is split into parts as in ``run_chunked``."""
-    first = xs[0]
-    n = first.size
-    out = np.empty(first.shape, first.dtype)
-    flats = [x.reshape(-1) for x in xs]
-    work = n * len(xs)
-    parts = max(1, min(_threads, work // (PARALLEL_MIN // 2))) if work >= PARALLEL_MIN else 1
-    step = -(-n // parts // CHUNK) * CHUNK
-    run_parts(
-        [
-            functools.partial(_add_range, flats, out.reshape(-1), lo, min(n, lo + step))
-            for lo in range(0, n, step)
-        ]
-    )
-    return out
-
-
-def _add_range(flats: list[Any], out: Any, lo: int, hi: int) -> None:
-    first, second, rest = flats[0], flats[1], flats[2:]
-    add = np.add
-    for a in range(lo, hi, CHUNK):
-        b = min(hi, a + CHUNK)
-        o = out[a:b]
-        add(first[a:b], second[a:b], o)
-        for f in rest:
-            add(o, f[a:b], o)
