@@ -114,7 +114,7 @@ class VariableService:
             self._sync_push(var, int(version), int(replicas), value)
         elif name == SYNC_MISSING:
             peer = task_name(parsed.src_device)
-            reply = np.array([m.encode() for m in self._missing(_waits(value))], dtype=object)
+            reply = _strings(self._missing(_waits(value)))
             self._send_later(peer, step_id, [(self._key(parsed.src_device, MISSING), reply)])
         elif name == SYNC_WAIT:
             self._waiting.append((task_name(parsed.src_device), parsed.src_device, step_id, _waits(value)))
@@ -214,6 +214,11 @@ def _delta(new: np.ndarray, old: Any) -> np.ndarray:
     return np.asarray(new - np.asarray(old))  # an array, also for 0-d (numpy gives a scalar)
 
 
+def _strings(items: list[str]) -> np.ndarray:
+    """A string tensor for the wire (its elements bytes)."""
+    return np.array([item.encode() for item in items], dtype=object)
+
+
 def _text(item: Any) -> str:
     """An element of a string tensor from the wire (bytes) as str."""
     return item.decode() if isinstance(item, bytes) else str(item)
@@ -295,25 +300,29 @@ class RemoteVariables:
         self._pulled = pulled
         return {n: v for n, (v, _) in pulled.items()}
 
-    async def _pull_from(self, task: str, names: list[str]) -> tuple[np.ndarray, list[Any]]:
-        svc, wire = self._service, self._service.wire
+    async def _ask(
+        self, task: str, request: str, payload: np.ndarray, reply: str, timeout: float
+    ) -> tuple[int, np.ndarray]:
+        """Send ``request`` with ``payload`` to ``task``'s variable service and wait for its
+        ``reply`` frame; with the request id, which the reply's further frames carry."""
         req = next(self._ids)
-        me = svc.device
-        await wire.send(
-            task,
-            rendezvous_key(me, svc.incarnation, _device(task), PULL),
-            req,
-            np.array([n.encode() for n in names], dtype=object),
-        )
-        src = _device(task)
+        await self._service.wire.send(task, self._request_key(task, request), req, payload)
+        return req, await self._service.wire.recv(self._reply_key(task, reply), req, timeout)
 
-        def key(name: str) -> str:
-            return rendezvous_key(src, 0, me, name)
+    def _request_key(self, task: str, tensor_name: str) -> str:
+        svc = self._service
+        return rendezvous_key(svc.device, svc.incarnation, _device(task), tensor_name)
 
-        versions = await wire.recv(key(VERSIONS), req, PULL_TIMEOUT_S)
+    def _reply_key(self, task: str, tensor_name: str) -> str:
+        return rendezvous_key(_device(task), 0, self._service.device, tensor_name)
+
+    async def _pull_from(self, task: str, names: list[str]) -> tuple[np.ndarray, list[Any]]:
+        req, versions = await self._ask(task, PULL, _strings(names), VERSIONS, PULL_TIMEOUT_S)
         values: list[Any] = [None] * len(names)
         for i in np.flatnonzero(versions >= 0):
-            values[i] = await wire.recv(key(f"{VALUE}{i}"), req, PULL_TIMEOUT_S)
+            values[i] = await self._service.wire.recv(
+                self._reply_key(task, f"{VALUE}{i}"), req, PULL_TIMEOUT_S
+            )
         return versions, values
 
     async def push(self, _ctx: Any = None) -> None:
@@ -342,19 +351,14 @@ class RemoteVariables:
                     joined.setdefault(task, []).append(f"{name}@{before[0]}")
                 else:
                     tensor, frame = f"{PUSH}{before[0]}/{name}", _delta(new, before[1])
-                key = rendezvous_key(svc.device, svc.incarnation, _device(task), tensor)
-                await svc.wire.send(task, key, 0, frame)
+                await svc.wire.send(task, self._request_key(task, tensor), 0, frame)
         if joined:
             await asyncio.gather(*(self._wait_rounds(task, waits) for task, waits in joined.items()))
 
     async def _wait_rounds(self, task: str, waits: list[str]) -> None:
-        svc = self._service
-        req = next(self._ids)
         timeout = float(os.environ.get(SYNC_TIMEOUT_ENV, SYNC_TIMEOUT_S))
-        key = rendezvous_key(svc.device, svc.incarnation, _device(task), SYNC_WAIT)
-        await svc.wire.send(task, key, req, np.array([w.encode() for w in waits], dtype=object))
         try:
-            await svc.wire.recv(rendezvous_key(_device(task), 0, svc.device, SYNCED), req, timeout)
+            await self._ask(task, SYNC_WAIT, _strings(waits), SYNCED, timeout)
         except DeadlineExceededError:
             missing = await self._missing(task, waits)
             raise DeadlineExceededError(
@@ -372,12 +376,8 @@ class RemoteVariables:
     async def _missing(self, task: str, waits: list[str]) -> list[str]:
         """The ps's list of the tasks that pushed to earlier rounds of ``waits`` but not to these;
         empty when it does not answer in time."""
-        svc = self._service
-        req = next(self._ids)
-        key = rendezvous_key(svc.device, svc.incarnation, _device(task), SYNC_MISSING)
         try:
-            await svc.wire.send(task, key, req, np.array([w.encode() for w in waits], dtype=object))
-            reply = await svc.wire.recv(rendezvous_key(_device(task), 0, svc.device, MISSING), req, 5.0)
+            _, reply = await self._ask(task, SYNC_MISSING, _strings(waits), MISSING, 5.0)
         except (DeadlineExceededError, UnavailableError):
             return []
         return [_text(m) for m in reply.reshape(-1)]
