@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import antcolony as ac
+from antcolony.cluster.cpu_priority import set_cpu_affinity
 
 MiB = 1 << 20
 
@@ -90,16 +91,6 @@ def job_config(sim_gpu_memory_mib: int) -> ac.SessionConfig:
     )
 
 
-def pin(cpus: set[int]) -> None:
-    """Keep every thread of this process on ``cpus`` (Linux keeps an affinity per thread; threads
-    started later inherit their creator's)."""
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(tid), cpus)
-        except ProcessLookupError:
-            continue  # the thread just ended
-
-
 async def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--width", type=int, default=1024)
@@ -113,8 +104,8 @@ async def main() -> int:
     p.add_argument("--trace-every", type=int, default=4, help="every n-th step runs traced (its busy time)")
     p.add_argument("--cpus", default=None, help="host cores to run on, e.g. 0 or 0,1 (default: any)")
     args = p.parse_args()
-    if args.cpus:
-        pin({int(c) for c in args.cpus.split(",")})
+    if args.cpus and (refused := set_cpu_affinity({int(c) for c in args.cpus.split(",")})):
+        raise SystemExit(f"--cpus {args.cpus}: {'; '.join(refused)}")
     g, t = build(args.width, args.batch, args.seed)
     config = job_config(args.sim_gpu_memory_mib)
     state: dict[str, Any] = {"steps": 0, "busy_s": 0.0}
