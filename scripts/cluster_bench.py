@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cluster_demo import GPUS, JOB, connect_cluster, pin_args, start_local_cluster
+from cluster_demo import GPUS, JOB, add_pin_option, connect_cluster, pin_args, start_local_cluster
 from cluster_figures import Run, figures, line, plot, sample
 
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
@@ -54,12 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host-ms", type=float, default=20.0, help="a guaranteed job's host work per step")
     p.add_argument("--out", default="cluster_bench.png")
     p.add_argument("--every", type=float, default=0.5, help="seconds between samples")
-    p.add_argument(
-        "--pin",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="on the local cluster, run each simulated GPU's jobs on their own host cores (default)",
-    )
+    add_pin_option(p)
     p.add_argument(
         "--address",
         default=None,

@@ -91,6 +91,15 @@ def gpu_cores(gpus: list[str]) -> dict[str, list[int]]:
     return {gpu: cores[i * k : (i + 1) * k] for i, gpu in enumerate(gpus)} if k else {}
 
 
+def add_pin_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on the local cluster, run each simulated GPU's jobs on their own host cores (default)",
+    )
+
+
 def pin_args(pin: bool, address: str | None) -> dict[str, list[str]]:
     """``share_gpu_job.py``'s ``--cpus`` per GPU: on a local cluster only (an existing cluster's
     nodes are other machines), when asked."""
@@ -123,12 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{DEGRADED}x its baseline (default: watch for all of --seconds)",
     )
     p.add_argument("--out", default="cluster_demo.png")
-    p.add_argument(
-        "--pin",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="on the local cluster, run each simulated GPU's jobs on their own host cores (default)",
-    )
+    add_pin_option(p)
     p.add_argument("--host-ms", type=float, default=20.0, help="the guaranteed job's host work per step")
     p.add_argument(
         "--address",
