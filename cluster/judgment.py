@@ -31,49 +31,9 @@ def judge_guaranteed(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, a
     if fresh:
         st = replace(st, seen_seq=j.status_seq)
         if st.baseline_us is not None and st.idle > s.settle_polls:
-            # A sample of it alone (the means in status files lag a change by some samples): the
-            # baseline is the median of all such, so it firms up with every pause, up or down.
-            assert j.step_us is not None
-            # judged against the baseline before the pause: its samples move it meanwhile
-            before = st.pause_base if st.pause else st.baseline_us
-            spread = _spread(st.solo, s)
-            solo = (*st.solo, float(j.step_us))[-s.solo_samples :]
-            pause = (*st.pause, float(j.step_us))
-            st = replace(
-                st,
-                solo=solo,
-                pause=pause,
-                pause_base=before,
-                baseline_us=median(solo) if len(solo) >= s.baseline_samples else st.baseline_us,
-            )
-            slow = median(pause)
-            # past the threshold by a margin of the median's own noise: a noisy pause alone must
-            # not move the baseline up (each false move lets the others slow the job more)
-            margin = math.exp(spread / math.sqrt(len(pause)))
-            # or not cured: still about as slow as when the opportunistic jobs were blamed (not
-            # faster by two standard errors of the pause's median) and still well past the baseline
-            uncured = (
-                st.blame_us > 0
-                and slow * margin * margin >= st.blame_us
-                and slow > before * (1 + s.degrade_threshold / 2)
-            )
-            if len(pause) == s.exonerate_samples and (
-                slow > before * (1 + s.degrade_threshold) * margin or uncured
-            ):
-                v.exonerated.append(
-                    f"guaranteed job {j.job_id} stayed slow with its GPU's opportunistic jobs suspended "
-                    f"(median of {len(pause)} samples {ms(slow)}, baseline {ms(before)}): "
-                    "not their doing, its baseline is now that"
-                )
-                return replace(
-                    st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False, blame_us=0.0
-                )
-            if st.probing and len(pause) == s.exonerate_samples:
-                v.remeasured.append(
-                    f"guaranteed job {j.job_id} re-measured alone: baseline {ms(before)} -> {ms(slow)} "
-                    f"(median of {len(pause)} samples)"
-                )
-                return replace(st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False)
+            st, done = _sample_alone(j, st, s, v)
+            if done:
+                return st
     if st.baseline_us is None:
         if fresh and st.warmed < s.warmup_samples:
             st = replace(st, warmed=st.warmed + 1)
@@ -126,6 +86,58 @@ def judge_guaranteed(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, a
     else:
         v.unsettled += 1
     return replace(st, samples=samples, cusum=cusum)
+
+
+def _sample_alone(j: JobView, st: JobState, s: PolicySettings, v: Verdicts) -> tuple[JobState, bool]:
+    """A fresh sample of the guaranteed job alone (its GPU's opportunistic jobs suspended, past
+    ``settle_polls``: the means in status files lag a change by some samples). The baseline is the
+    median of all such, so it firms up with every pause, up or down; a pause of
+    ``exonerate_samples`` that exonerates the opportunistic jobs, or ends a probe, makes its median
+    the baseline. True with the state when this sample ends the judgment."""
+    assert j.step_us is not None and st.baseline_us is not None
+    # judged against the baseline before the pause: its samples move it meanwhile
+    before = st.pause_base if st.pause else st.baseline_us
+    spread = _spread(st.solo, s)
+    solo = (*st.solo, float(j.step_us))[-s.solo_samples :]
+    pause = (*st.pause, float(j.step_us))
+    st = replace(
+        st,
+        solo=solo,
+        pause=pause,
+        pause_base=before,
+        baseline_us=median(solo) if len(solo) >= s.baseline_samples else st.baseline_us,
+    )
+    if len(pause) != s.exonerate_samples:
+        return st, False
+    slow = median(pause)
+    # past the threshold by a margin of the median's own noise: a noisy pause alone must not move
+    # the baseline up (each false move lets the others slow the job more)
+    margin = math.exp(spread / math.sqrt(len(pause)))
+    # or not cured: still about as slow as when the opportunistic jobs were blamed (not faster by
+    # two standard errors of the pause's median) and still well past the baseline
+    uncured = (
+        st.blame_us > 0
+        and slow * margin * margin >= st.blame_us
+        and slow > before * (1 + s.degrade_threshold / 2)
+    )
+    if slow > before * (1 + s.degrade_threshold) * margin or uncured:
+        v.exonerated.append(
+            f"guaranteed job {j.job_id} stayed slow with its GPU's opportunistic jobs suspended "
+            f"(median of {len(pause)} samples {ms(slow)}, baseline {ms(before)}): "
+            "not their doing, its baseline is now that"
+        )
+        blame_us = 0.0
+    elif st.probing:
+        v.remeasured.append(
+            f"guaranteed job {j.job_id} re-measured alone: baseline {ms(before)} -> {ms(slow)} "
+            f"(median of {len(pause)} samples)"
+        )
+        blame_us = st.blame_us
+    else:
+        return st, False
+    return replace(
+        st, solo=pause, baseline_us=slow, samples=pause, cusum=0.0, probing=False, blame_us=blame_us
+    ), True
 
 
 def _age_raised_baseline(j: JobView, st: JobState, s: PolicySettings, v: Verdicts) -> JobState:
