@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
-from antcolony.actors.propagation import HELD, Outcome, propagate
+from antcolony.actors.propagation import HELD, settle
 from antcolony.devices.launch import KernelDone
 
 
@@ -51,13 +51,8 @@ class EngineNode(DeadAwareNode):
         return HELD  # until the grant
 
     def _run_granted(self, tag: Any, args: list[Any]) -> None:
-        """The grant's turn for an inline kernel: run it, and hand its outputs to propagation
-        (``settle``, inline: a contended variable's hot path)."""
-        out = self._run(tag, args)
-        if out.__class__ is not Outcome:
-            propagate(self, tag, out)
-        elif out is not HELD:
-            out.act(self, tag, out)
+        """The grant's turn for an inline kernel: run it, and hand its outputs to propagation."""
+        settle(self, tag, self._run(tag, args))
 
     def _on_kernel_done(self, msg: KernelDone) -> None:
         release_engine = self.granted.pop(msg.step, None)
