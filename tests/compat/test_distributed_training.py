@@ -46,6 +46,14 @@ def _finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
     return _lines(out)
 
 
+def _until_step(proc: subprocess.Popen[str], step: int) -> None:
+    """Read ``proc``'s progress lines until the one of ``step``."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if f'"step": {step},' in line:
+            return
+
+
 def _losses(lines: list[dict[str, Any]]) -> list[float]:
     errors = [line for line in lines if "error" in line]
     assert not errors, errors
@@ -98,10 +106,7 @@ def test_killing_the_ps_fails_the_next_step_with_unavailable_naming_it(ps: Any) 
     cluster = _cluster(1)
     server = ps(cluster)
     worker = _start("worker", 0, cluster, 100_000, 0.02)
-    assert worker.stdout is not None
-    for line in worker.stdout:
-        if '"step": 3,' in line:
-            break
+    _until_step(worker, 3)
     server.kill()
     last = _finish(worker)[-1]
     assert last["error"] == "UnavailableError"
@@ -113,10 +118,7 @@ def test_killing_one_worker_leaves_the_others_going(ps: Any) -> None:
     ps(cluster)
     chief = _start("worker", 0, cluster, 40, 0.02)
     other = _start("worker", 1, cluster, 100_000, 0.02)
-    assert other.stdout is not None
-    for line in other.stdout:
-        if '"step": 3,' in line:
-            break
+    _until_step(other, 3)
     other.kill()
     other.communicate(timeout=TIMEOUT_S)
     losses = _losses(_finish(chief))
@@ -166,10 +168,7 @@ def test_killing_a_synchronous_replica_fails_the_chiefs_step_naming_the_dead_wor
     env = {"DIST_TASK_SYNC": "2", "ANTCOLONY_SYNC_TIMEOUT_S": "3"}
     chief = _start("worker", 0, cluster, 100_000, 0.02, **env)
     other = _start("worker", 1, cluster, 100_000, 0.02, **env)
-    assert chief.stdout is not None
-    for line in chief.stdout:
-        if '"step": 3,' in line:
-            break
+    _until_step(chief, 3)
     other.kill()
     other.communicate(timeout=TIMEOUT_S)
     last = _finish(chief)[-1]
