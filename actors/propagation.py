@@ -108,7 +108,8 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
     if tag.__class__ is StepState:
         tells = node.tells
         if tells is not None:
-            # handed_on(tag, len(tells)), inline: the hot path of a node outside any segment
+            # passed_on(tag, len(tells)) inline (finished(tag) when there are none): the hot path
+            # of a node outside any segment
             tag.pending += len(tells) - 1
             if not tag.pending:
                 tag.coordinator.tell(StepDrained(tag))
@@ -260,7 +261,9 @@ def drain_segment(seg: Any, step: StepState, run: MemberRun) -> None:
     still turns as often), and ``launch``, ``wait_for_vars``, ``fail``, ``resume`` and
     ``recycle`` for what leaves the loop."""
     ready, args, counts = run.ready, run.args, run.counts
-    members = seg.members if step.trace is None else seg.traced_members(step)
+    members = seg.members
+    if step.trace is not None and ready:
+        members = seg.traced_members(step)  # timed kernels, made per drain of a traced step
     runtime = seg.runtime
     budget = granted = max(1, min(seg.turn_budget, runtime.inline_left))
     pop, push = ready.pop, ready.append
