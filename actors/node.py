@@ -27,7 +27,7 @@ The executor picks each node's class once, when it is built (``node_class``):
 - ``FusedLoopNode`` (fused_loop.py): a whole while loop of cheap CPU ops.
 
 A partition's plain CPU nodes may instead be hosted together by a ``SegmentActor``
-(segment.py).
+(segment.py), a strategy too: propagation.py's drain loop runs and routes its members.
 
 Specs are frozen; a node learns its successors and executor from one ``Wire`` message, which
 its executor tells before any step reaches it.

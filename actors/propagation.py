@@ -199,8 +199,8 @@ class MemberRun:
 
     A member's input list is refilled from its template as soon as it has run (which also drops
     the values), so a run whose members all ran is as new, and its segment keeps it for a later
-    step: no list per member is allocated per step (2000 of them cost a quarter of a fan-in
-    step, mostly in the garbage collector)."""
+    step: no list per member is allocated per step (on a wide step, those allocations set off
+    the garbage collector)."""
 
     __slots__ = ("counts", "args", "ready", "left")
 
