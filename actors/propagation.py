@@ -17,13 +17,16 @@ fetched, or None), all set when it is wired.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from antcolony.actors.frames import DEAD, IterTag
 from antcolony.actors.kernel_size import input_elements
 from antcolony.actors.messages import CONTROL, StepDrained
 from antcolony.actors.retvals import put_outputs
 from antcolony.actors.step import UNSET, StepState, finished, in_flight, passed_on, sent
+
+if TYPE_CHECKING:
+    from antcolony.actors.segment import SegmentActor
 
 
 class Outcome:
@@ -216,7 +219,7 @@ class MemberRun:
         self.left = len(expected)
 
 
-def segment_start(seg: Any, step: StepState, run: MemberRun) -> None:
+def segment_start(seg: SegmentActor, step: StepState, run: MemberRun) -> None:
     """``step`` reached segment ``seg``: its members' feeds and start tokens (``seg.after_start``,
     ``start_ready`` and ``start_feeds``, worked out when it was built), then the ready ones run."""
     values = step.feed_values
@@ -228,7 +231,7 @@ def segment_start(seg: Any, step: StepState, run: MemberRun) -> None:
     drain_segment(seg, step, run)
 
 
-def segment_input(seg: Any, step: StepState, run: MemberRun, slot: int, value: Any) -> None:
+def segment_input(seg: SegmentActor, step: StepState, run: MemberRun, slot: int, value: Any) -> None:
     """An input for ``seg``'s segment ``slot`` (``seg.owners``: its member and the member's slot)
     arrived: gathered; once the member has all its inputs it runs, with whatever it makes ready."""
     m, local = seg.owners[slot]
@@ -240,7 +243,7 @@ def segment_input(seg: Any, step: StepState, run: MemberRun, slot: int, value: A
     drain_segment(seg, step, run)
 
 
-def member_done(seg: Any, step: StepState, run: MemberRun, m: int, out: Any) -> None:
+def member_done(seg: SegmentActor, step: StepState, run: MemberRun, m: int, out: Any) -> None:
     """Member ``m`` of ``seg`` ran outside the drain (launched, or granted its variables late):
     its outputs go on, what they make ready runs, and the unit its wait stood for ends."""
     run.left -= 1
@@ -248,7 +251,7 @@ def member_done(seg: Any, step: StepState, run: MemberRun, m: int, out: Any) -> 
     drain_segment(seg, step, run)
 
 
-def drain_segment(seg: Any, step: StepState, run: MemberRun) -> None:
+def drain_segment(seg: SegmentActor, step: StepState, run: MemberRun) -> None:
     """Run ``seg``'s ready members of ``step`` in dataflow order, each member's outputs making
     its successors in the segment ready (on the stack) or going to other actors and fetch slots;
     then the handled message's unit ends. Edges between members are not messages and count
