@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from antcolony.actors.node import static_input_elements
+from antcolony.actors.kernel_size import static_input_elements
 from antcolony.config.session_config import SessionConfig, chosen_intra_op_threads
 from antcolony.devices.device_set import HOST, DeviceSet, DeviceSettings
 from antcolony.devices.kernel_errors import as_op_error

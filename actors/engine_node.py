@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from antcolony.actors.node import DeadAwareNode, NodeSpec, input_elements
+from antcolony.actors.kernel_size import input_elements
+from antcolony.actors.node import DeadAwareNode, NodeSpec
 from antcolony.actors.propagation import HELD, settle
 from antcolony.devices.launch import KernelDone
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from antcolony.actors.frames import DEAD
+from antcolony.actors.kernel_size import output_nbytes
 from antcolony.actors.loop_layout import LoopLayout, LoopStep
-from antcolony.actors.node import output_nbytes
 from antcolony.devices.kernel_errors import as_op_error
 
 _now = time.perf_counter

@@ -27,7 +27,7 @@ The executor picks each node's class once, when it is built (``node_class``):
 - ``FusedLoopNode`` (fused_loop.py): a whole while loop of cheap CPU ops.
 
 A partition's plain CPU nodes may instead be hosted together by a ``SegmentActor``
-(segment.py).
+(segment.py), a strategy too: propagation.py's drain loop runs and routes its members.
 
 Specs are frozen; a node learns its successors and executor from one ``Wire`` message, which
 its executor tells before any step reaches it.
@@ -35,7 +35,6 @@ its executor tells before any step reaches it.
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from typing import Any
 
 from antcolony.actors.actor import Actor
 from antcolony.actors.frames import DEAD
+from antcolony.actors.kernel_size import input_elements, output_nbytes
 from antcolony.actors.messages import (
     AbortStep,
     ForgetStep,
@@ -59,7 +59,6 @@ from antcolony.actors.propagation import (
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
-from antcolony.graph import shapes as S
 
 _now = time.perf_counter
 
@@ -284,40 +283,10 @@ def node_class(spec: NodeSpec) -> type[NodeActor]:
     return NodeActor
 
 
-_size = operator.attrgetter("size")
-
-
-def input_elements(args: list[Any]) -> int:
-    """Elements in a kernel's inputs (1 for an input without ``size``, e.g. a Python number)."""
-    try:
-        return sum(map(_size, args))  # in C: every array, and a VarRef (size 1)
-    except AttributeError:
-        return sum(getattr(a, "size", 1) for a in args)
-
-
-def static_input_elements(op: Any) -> int | None:
-    """The most elements ``input_elements`` can count for ``op``'s inputs in any step, from their
-    static shapes (a variable's reference counts one); None when a shape is not fully known."""
-    refs = op.op_def.ref_inputs
-    total = 0
-    for slot, t in enumerate(op.inputs):
-        n = 1 if slot in refs else S.num_elements(t._shape)
-        if n is None:
-            return None
-        total += n
-    return total
-
-
 def inline_record(spec: NodeSpec, start: float, out: Any) -> tuple[Any, ...]:
     """The trace record of ``spec``'s kernel, run inline from ``start`` (``time.perf_counter``)
     until now, that produced ``out``."""
     return (spec.op, spec.device, "inline", start, _now(), output_nbytes(out))
-
-
-def output_nbytes(out: Any) -> int:
-    """Output bytes for a trace record (the trace must not keep the values alive)."""
-    outs = out if isinstance(out, tuple) else (out,)
-    return sum(int(getattr(o, "nbytes", 0)) for o in outs)
 
 
 __all__ = [
@@ -325,8 +294,5 @@ __all__ = [
     "NodeActor",
     "NodeSpec",
     "inline_record",
-    "input_elements",
     "node_class",
-    "output_nbytes",
-    "static_input_elements",
 ]

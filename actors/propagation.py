@@ -4,7 +4,9 @@ NodeDone), and the loop frames whose iterations those counts end (TF's Propagato
 its frames with propagation). With executor.py (a step's start and end), the only caller of
 step.py's verbs: a node kind runs its kernel and returns the outputs, or an ``Outcome``, and
 the node actor's receive path hands them to ``settle`` (inline on the hot path); a node
-holding an input until its others arrive ends the message's unit with ``conclude``.
+holding an input until its others arrive ends the message's unit with ``conclude``. A
+segment's members (segment.py) are routed here too, by ``drain_segment``'s loop: the segment
+says how each member runs, propagation what is ready and what is in flight.
 
 A node handed to these functions has ``spec`` (its ``NodeSpec``), ``out_edges`` ((output
 index, successor's ``direct`` tell, slot) triples), ``tells`` (the short path's (tell, slot)
@@ -15,12 +17,16 @@ fetched, or None), all set when it is wired.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from antcolony.actors.frames import DEAD, IterTag
+from antcolony.actors.kernel_size import input_elements
 from antcolony.actors.messages import CONTROL, StepDrained
 from antcolony.actors.retvals import put_outputs
 from antcolony.actors.step import UNSET, StepState, finished, in_flight, passed_on, sent
+
+if TYPE_CHECKING:
+    from antcolony.actors.segment import SegmentActor
 
 
 class Outcome:
@@ -105,7 +111,8 @@ def propagate(node: Any, tag: Any, out: Any) -> None:
     if tag.__class__ is StepState:
         tells = node.tells
         if tells is not None:
-            # handed_on(tag, len(tells)), inline: the hot path of a node outside any segment
+            # passed_on(tag, len(tells)) inline (finished(tag) when there are none): the hot path
+            # of a node outside any segment
             tag.pending += len(tells) - 1
             if not tag.pending:
                 tag.coordinator.tell(StepDrained(tag))
@@ -182,27 +189,160 @@ def send_ahead(node: Any, tag: Any, out: Outcome) -> None:
         deliver((tag, slot, value))
 
 
-# -- a segment's steps (segment.py): always the root frame, segments host no control flow ------
-def awaiting(step: StepState) -> None:
-    """A segment left something of ``step`` to come back to it (a kernel launched, a wait for
-    variables, a ``Resume``): one more unit until that completion is handled."""
-    step.pending += 1
+# -- a segment's members (segment.py): the root frame only, segments host no control flow ----
+class VarsBusy(Exception):
+    """A segment member's variables are held by an earlier op (raised by its kernel's wrapper,
+    ``segment_plan.holding``, before the kernel ran): it waits for the dependency engine's grant."""
 
 
-def message_done(step: StepState) -> None:
-    """A segment fully handled one message (or completion) of ``step``: its unit ends."""
+class MemberRun:
+    """One step's state of a segment's members (TF's pending counts and ready queue, for the
+    nodes one actor hosts): each member's inputs still to come and inputs gathered, the members
+    ready to run, and how many members have not run yet.
+
+    A member's input list is refilled from its template as soon as it has run (which also drops
+    the values), so a run whose members all ran is as new, and its segment keeps it for a later
+    step: no list per member is allocated per step (on a wide step, those allocations set off
+    the garbage collector)."""
+
+    __slots__ = ("counts", "args", "ready", "left")
+
+    def __init__(self, expected: list[int], templates: list[list[Any]]) -> None:
+        self.counts = expected.copy()
+        self.args = list(map(list.copy, templates))
+        self.ready: list[int] = []
+        self.left = len(expected)
+
+    def reset(self, expected: list[int]) -> None:
+        """Ready for another step; only once every member ran (their inputs are refilled)."""
+        self.counts[:] = expected
+        self.left = len(expected)
+
+
+def segment_start(seg: SegmentActor, step: StepState, run: MemberRun) -> None:
+    """``step`` reached segment ``seg``: its members' feeds and start tokens (``seg.after_start``,
+    ``start_ready`` and ``start_feeds``, worked out when it was built), then the ready ones run."""
+    values = step.feed_values
+    args = run.args
+    run.counts[:] = seg.after_start
+    run.ready.extend(seg.start_ready)
+    for m, slot, feed in seg.start_feeds:
+        args[m][slot] = values[feed]
+    drain_segment(seg, step, run)
+
+
+def segment_input(seg: SegmentActor, step: StepState, run: MemberRun, slot: int, value: Any) -> None:
+    """An input for ``seg``'s segment ``slot`` (``seg.owners``: its member and the member's slot)
+    arrived: gathered; once the member has all its inputs it runs, with whatever it makes ready."""
+    m, local = seg.owners[slot]
+    if local >= 0:
+        run.args[m][local] = value
+    run.counts[m] -= 1
+    if not run.counts[m]:
+        run.ready.append(m)
+    drain_segment(seg, step, run)
+
+
+def member_done(seg: SegmentActor, step: StepState, run: MemberRun, m: int, out: Any) -> None:
+    """Member ``m`` of ``seg`` ran outside the drain (launched, or granted its variables late):
+    its outputs go on, what they make ready runs, and the unit its wait stood for ends."""
+    run.left -= 1
+    route_member(step, run, seg.members[m][5], out)
+    drain_segment(seg, step, run)
+
+
+def drain_segment(seg: SegmentActor, step: StepState, run: MemberRun) -> None:
+    """Run ``seg``'s ready members of ``step`` in dataflow order, each member's outputs making
+    its successors in the segment ready (on the stack) or going to other actors and fetch slots;
+    then the handled message's unit ends. Edges between members are not messages and count
+    nothing; a member launched, waiting for its variables, or left for a ``Resume`` holds a unit
+    until its completion is handled.
+
+    ``seg`` is the strategy: ``members`` (per member: kernel, arity, launch threshold or None,
+    the route of the hot case, input template, wiring), at most ``turn_budget`` members a turn
+    (fewer when the runtime's inline budget is lower: members count against it, so the loop
+    still turns as often), and ``launch``, ``wait_for_vars``, ``fail``, ``resume`` and
+    ``recycle`` for what leaves the loop."""
+    ready, args, counts = run.ready, run.args, run.counts
+    members = seg.members
+    if step.trace is not None and ready:
+        members = seg.traced_members(step)  # timed kernels, made per drain of a traced step
+    runtime = seg.runtime
+    budget = granted = max(1, min(seg.turn_budget, runtime.inline_left))
+    pop, push = ready.pop, ready.append
+    ran = 0
+    while ready and budget:
+        budget -= 1
+        m = pop()
+        compute, arity, threshold, route, template, wiring = members[m]
+        inputs = args[m]
+        if threshold is not None and input_elements(inputs) >= threshold:
+            step.pending += 1  # its KernelDone
+            seg.launch(step, m, inputs.copy())
+            inputs[:] = template
+            continue
+        try:
+            # By arity: f(*list) builds a tuple per call, and those allocations set off the
+            # garbage collector on wide steps.
+            if arity == 2:
+                out = compute(inputs[0], inputs[1])
+            elif arity == 1:
+                out = compute(inputs[0])
+            else:
+                out = compute(*inputs)
+        except VarsBusy:
+            step.pending += 1  # the grant
+            seg.wait_for_vars(step, m)
+            continue
+        except Exception as exc:
+            seg.fail(step, m, exc)
+            ready.clear()  # the step is over: nothing else of it runs, nor resumes
+            break
+        inputs[:] = template  # drops the inputs, and readies the list for a later step
+        ran += 1
+        if route is None:
+            route_member(step, run, wiring, out)
+            continue
+        # route_member, inline for the hot case: one output, only to members, not fetched
+        for n, slot in route:
+            if slot >= 0:
+                args[n][slot] = out
+            counts[n] -= 1
+            if not counts[n]:
+                push(n)
+    if ready:
+        step.pending += 1  # the Resume
+        seg.resume(step)
+    runtime.inline_left -= granted - budget
+    run.left -= ran
+    if not run.left:
+        seg.recycle(step, run)
+    # finished(step), inline: the handled message's unit ends
     step.pending -= 1
     if not step.pending:
         step.coordinator.tell(StepDrained(step))
 
 
-def propagate_out(step: StepState, edges: Any, outs: Any) -> None:
-    """A segment member's outputs to actors outside the segment: ``edges`` holds (output index,
-    successor's ``direct`` tell, slot) triples; counted before the first delivery, which may run
-    its receiver at once."""
-    step.pending += len(edges)
-    for index, deliver, slot in edges:
-        deliver((step, slot, outs[index] if slot >= 0 else None))
+def route_member(step: StepState, run: MemberRun, wiring: Any, out: Any) -> None:
+    """A member's outputs ``out``, by its ``wiring`` (single output?, edges to members as
+    (output index, member, slot), edges to other actors as (output index, deliver, slot), fetch
+    slots): inputs to members (ready ones on the stack), messages to other actors (counted
+    before the first delivery, which may run its receiver at once), values into fetch slots."""
+    single, internal, external, fetch_slots = wiring
+    outs = (out,) if single else out
+    args, counts = run.args, run.counts
+    for index, n, slot in internal:
+        if slot >= 0:
+            args[n][slot] = outs[index]
+        counts[n] -= 1
+        if not counts[n]:
+            run.ready.append(n)
+    if external:
+        step.pending += len(external)
+        for index, deliver, slot in external:
+            deliver((step, slot, outs[index] if slot >= 0 else None))
+    if fetch_slots:
+        put_outputs(step, fetch_slots, single, out)
 
 
 # -- loop frames: iterations, invariants and deferred iterations, counted here ---------------

@@ -2,22 +2,21 @@
 
 A CPU kernel below its inline threshold runs on the loop's thread whichever actor hosts it, so
 hosting a partition's plain CPU nodes in one actor loses no parallelism, and saves what a node
-actor costs per node: a message, a mailbox turn, a gather. The segment keeps TF's executor state
-per step (pending input counts, gathered inputs, a ready stack) and runs its members in dataflow
-order; a member above its threshold is launched on the CPU worker as its node actor would be
-(its ``KernelDone`` comes back to the segment). A member touching variables always runs inline
-(segment_plan.py) and holds its variables in the dependency engine around its kernel, or waits
-for their grant when an earlier op holds one. GPU, Recv and control-flow nodes, and variable
-kernels that may be launched, stay node actors and exchange ordinary ``Input`` messages with it.
+actor costs per node: a message, a mailbox turn, a gather. GPU, Recv and control-flow nodes, and
+variable kernels that may be launched, stay node actors and exchange ordinary ``Input`` messages
+with it.
+
+The segment is a strategy of propagation.py, which owns its members' readiness and the step's
+count as it does every node's (``segment_start``, ``segment_input``, ``drain_segment``,
+``member_done``): the segment says which members it hosts and how each runs (inline, or launched
+on the CPU worker above its threshold, its ``KernelDone`` coming back to the segment; a member
+touching variables always runs inline, holding them in the dependency engine, or waits for
+their grant: segment_plan.py), how many members run per turn (then ``Resume``), and keeps each
+step's ``MemberRun``.
 
 A message into the segment is ``(step, slot, value)`` with a *segment slot* (segment_plan.py,
 which also picks the members and wraps those touching variables). Members are only ever nodes of
 graphs without control flow (no dead values) in the root frame, so a tag is always the step.
-
-Completion (counted by propagation.py's segment functions): each message handled is one unit,
-finished once what it produced was sent;
-internal edges are not messages and count nothing; a launched member's kernel is a unit until its
-``KernelDone`` is handled.
 """
 
 from __future__ import annotations
@@ -28,16 +27,17 @@ from collections.abc import Callable
 from typing import Any
 
 from antcolony.actors.actor import Actor
+from antcolony.actors.kernel_size import output_nbytes
 from antcolony.actors.messages import AbortStep, ForgetStep, NodeFailed
-from antcolony.actors.node import (
-    NodeSpec,
-    inline_record,
-    input_elements,
-    output_nbytes,
+from antcolony.actors.node import NodeSpec, inline_record
+from antcolony.actors.propagation import (
+    MemberRun,
+    drain_segment,
+    member_done,
+    segment_input,
+    segment_start,
 )
-from antcolony.actors.propagation import awaiting, message_done, propagate_out
-from antcolony.actors.retvals import put_outputs
-from antcolony.actors.segment_plan import VarsBusy, holding
+from antcolony.actors.segment_plan import holding
 from antcolony.actors.step import StepState
 from antcolony.devices.kernel_errors import as_op_error
 from antcolony.devices.launch import KernelDone, Launch
@@ -60,29 +60,6 @@ class Resume:
         self.step = step
 
 
-class _StepRun:
-    """One step's state in the segment: inputs still to come and gathered inputs per member,
-    members ready to run, and how many members have not run yet.
-
-    A member's input list is refilled from its template as soon as it has run (which also
-    drops the values), so a run whose members all ran is as new and is kept for a later step:
-    no list per member is allocated per step (2000 of them cost a quarter of a fan-in step,
-    mostly in the garbage collector)."""
-
-    __slots__ = ("counts", "args", "ready", "left")
-
-    def __init__(self, expected: list[int], templates: list[list[Any]]) -> None:
-        self.counts = expected.copy()
-        self.args = list(map(list.copy, templates))
-        self.ready: list[int] = []
-        self.left = len(expected)
-
-    def reset(self, expected: list[int]) -> None:
-        """Ready for another step; only once every member ran (their inputs are refilled)."""
-        self.counts[:] = expected
-        self.left = len(expected)
-
-
 class SegmentActor(Actor):
     """Hosts the members of a ``SegmentPlan``; told ``(step, slot, value)`` inputs, the step
     itself (its feeds and start tokens to members), ``KernelDone`` of launched members,
@@ -96,6 +73,7 @@ class SegmentActor(Actor):
     """
 
     inline_receive = True
+    turn_budget = TURN_BUDGET
 
     def __init__(
         self,
@@ -107,12 +85,6 @@ class SegmentActor(Actor):
         executor: Any,
     ) -> None:
         self.specs = specs
-        # members always have a kernel (segment_member)
-        self.computes: list[Callable[..., Any]] = [spec.compute for spec in specs]  # type: ignore[misc]
-        self.single = [spec.single_output for spec in specs]
-        self.internal = internal
-        self.external = external
-        self.fetch_slots = [spec.fetch_slots for spec in specs]
         self.owners = owners  # segment slot -> (member, input slot or CONTROL)
         # What the starts leave: each member's count of inputs still to come, the members they
         # make ready (in the order the start loop would push them), and the feeds they carry.
@@ -127,11 +99,6 @@ class SegmentActor(Actor):
         ]
         self.executor = executor
         self.expected = [spec.expected for spec in specs]
-        # elements from which a member's kernel goes to the CPU worker; None: always inline
-        # (a member touching variables always is: segment_plan.always_inline)
-        thresholds = [
-            spec.inline_threshold if spec.expensive and spec.engine is None else None for spec in specs
-        ]
         # (engine, vars read, vars written) of a member touching variables
         self.accesses = [
             None if spec.engine is None else (spec.engine, spec.var_reads, spec.var_writes) for spec in specs
@@ -142,65 +109,61 @@ class SegmentActor(Actor):
             for slot, value in spec.bound_inputs:
                 template[slot] = value
             self.templates.append(template)
-        # The hot case: a single-output member whose outputs all stay in the segment and serve
-        # no fetch; its route is (member, slot) per out edge (slot CONTROL: a control edge).
-        routes: list[tuple[tuple[int, int], ...] | None] = [
-            tuple((n, slot) for _, n, slot in internal[m])
-            if spec.single_output and not external[m] and not spec.fetch_slots
-            else None
-            for m, spec in enumerate(specs)
-        ]
-        # What the drain loop reads per member, in one tuple: (kernel, arity, threshold, route,
-        # template); a member touching variables runs its kernel holding them
-        # (``segment_plan.holding``), and a traced step's kernels are timed.
-        self.members = [
+        # What propagation's drain reads per member, in one tuple (propagation.drain_segment):
+        # - its kernel (members always have one: segment_member), holding its variables
+        #   (``segment_plan.holding``) when it touches any;
+        # - its arity;
+        # - the input elements from which it is launched on the CPU worker, or None: always
+        #   inline (a member touching variables always is: segment_plan.always_inline);
+        # - the hot case's route: a single output that stays in the segment and serves no
+        #   fetch, as (member, slot) per out edge (slot CONTROL: a control edge), else None;
+        # - its input template;
+        # - its wiring (single output?, edges to members as (output index, member, slot), edges
+        #   to other actors as (output index, deliver, slot), fetch slots).
+        self.members: list[tuple[Any, ...]] = [
             (
-                compute if access is None else holding(compute, *access),
+                spec.compute if access is None else holding(spec.compute, *access),  # type: ignore[arg-type]
                 len(template),
-                threshold,
-                route,
+                spec.inline_threshold if spec.expensive and spec.engine is None else None,
+                tuple((n, slot) for _, n, slot in ins)
+                if spec.single_output and not outs and not spec.fetch_slots
+                else None,
                 template,
+                (spec.single_output, ins, outs, spec.fetch_slots),
             )
-            for compute, threshold, route, template, access in zip(
-                self.computes, thresholds, routes, self.templates, self.accesses
+            for spec, ins, outs, template, access in zip(
+                specs, internal, external, self.templates, self.accesses
             )
         ]
-        self.runs: dict[Any, _StepRun] = {}
-        self.spare: list[_StepRun] = []  # runs of completed steps, reset for the next ones
+        self.runs: dict[Any, MemberRun] = {}
+        self.spare: list[MemberRun] = []  # runs of completed steps, reset for the next ones
 
     def on_receive(self, msg: Any) -> None:
         cls = msg.__class__
         if cls is tuple:
             step, slot, value = msg
             run = self._run_of(step)
-            if run is None:
-                return
-            m, local = self.owners[slot]
-            if local >= 0:
-                run.args[m][local] = value
-            run.counts[m] -= 1
-            if not run.counts[m]:
-                run.ready.append(m)
-            self._drain(step, run)
+            if run is not None:
+                segment_input(self, step, run, slot, value)
         elif cls is StepState:
             self._start(msg)
         elif cls is Resume:
             run = self._run_of(msg.step)
             if run is not None:
-                self._drain(msg.step, run)
+                drain_segment(self, msg.step, run)
         elif cls is KernelDone:
             self._on_kernel_done(msg)
         elif cls is AbortStep or cls is ForgetStep:
             self.runs.pop(msg.step, None)
 
-    def _run_of(self, step: Any) -> _StepRun | None:
+    def _run_of(self, step: Any) -> MemberRun | None:
         if step.aborted:
             self.runs.pop(step, None)
             return None
         run = self.runs.get(step)
         if run is None:
             spare = self.spare
-            run = self.runs[step] = spare.pop() if spare else _StepRun(self.expected, self.templates)
+            run = self.runs[step] = spare.pop() if spare else MemberRun(self.expected, self.templates)
         return run
 
     def _start(self, step: Any) -> None:
@@ -213,74 +176,13 @@ class SegmentActor(Actor):
                 None, None, f"an input of {step} reached {self.ref.name} before the step's start"
             )
         run = self._run_of(step)
-        if run is None:
-            return
-        values = step.feed_values
-        args = run.args
-        run.counts[:] = self.after_start
-        run.ready.extend(self.start_ready)
-        for m, slot, feed in self.start_feeds:
-            args[m][slot] = values[feed]
-        self._drain(step, run)
+        if run is not None:
+            segment_start(self, step, run)
 
-    def _drain(self, step: Any, run: _StepRun) -> None:
-        """Run ready members (within the turn budget), then finish the message's unit."""
-        ready, args, counts = run.ready, run.args, run.counts
-        members = self.members if step.trace is None else self._traced_members(step)
-        # Members count against the runtime's inline budget, so the loop still turns as often.
-        runtime = self.runtime
-        budget = granted = max(1, min(TURN_BUDGET, runtime.inline_left))
-        pop, push = ready.pop, ready.append
-        ran = 0
-        while ready and budget:
-            budget -= 1
-            m = pop()
-            compute, arity, threshold, route, template = members[m]
-            inputs = args[m]
-            if threshold is not None and input_elements(inputs) >= threshold:
-                awaiting(step)  # its KernelDone
-                launched = Launch((step, m), self.computes[m], inputs.copy(), 0, self.ref)
-                inputs[:] = template
-                self.specs[m].worker.tell(launched)
-                continue
-            try:
-                # By arity: f(*list) builds a tuple per call, and those allocations set off the
-                # garbage collector on wide steps.
-                if arity == 2:
-                    out = compute(inputs[0], inputs[1])
-                elif arity == 1:
-                    out = compute(inputs[0])
-                else:
-                    out = compute(*inputs)
-            except VarsBusy:
-                self._wait_for_vars(step, m)
-                continue
-            except Exception as exc:
-                self._fail(step, m, exc)
-                ready.clear()  # the step is over: nothing else of it runs, nor resumes
-                break
-            inputs[:] = template  # drops the inputs, and readies the list for a later step
-            ran += 1
-            if route is None:
-                self._propagate(step, run, m, out)
-                continue
-            # _propagate, inlined for the hot case
-            for n, slot in route:
-                if slot >= 0:
-                    args[n][slot] = out
-                counts[n] -= 1
-                if not counts[n]:
-                    push(n)
-        if ready:
-            awaiting(step)  # the Resume
-            self.ref.tell(Resume(step))
-        run.left -= ran
-        runtime.inline_left -= granted - budget
-        self._finish_unit(step, run)
-
-    def _traced_members(self, step: Any) -> list[tuple[Any, ...]]:
+    # -- the strategy propagation.drain_segment calls --------------------------------------------
+    def traced_members(self, step: Any) -> list[tuple[Any, ...]]:
         """``members`` with each kernel recording its inline run in ``step.trace`` (a traced step
-        only: the untraced loop then tests nothing per member)."""
+        only: the untraced drain then tests nothing per member)."""
 
         def timed(spec: NodeSpec, compute: Callable[..., Any]) -> Callable[..., Any]:
             def run(*inputs: Any) -> Any:
@@ -293,32 +195,24 @@ class SegmentActor(Actor):
 
         return [(timed(spec, member[0]), *member[1:]) for spec, member in zip(self.specs, self.members)]
 
-    def _propagate(self, step: Any, run: _StepRun, m: int, out: Any) -> None:
-        """Member ``m`` produced ``out``: inputs to members (ready ones on the stack), messages to
-        other actors, values into the step's fetch slots. The caller counts ``m`` as run
-        (``run.left``)."""
-        outs = (out,) if self.single[m] else out
-        args, counts = run.args, run.counts
-        for index, n, slot in self.internal[m]:
-            if slot >= 0:
-                args[n][slot] = outs[index]
-            counts[n] -= 1
-            if not counts[n]:
-                run.ready.append(n)
-        edges = self.external[m]
-        if edges:
-            propagate_out(step, edges, outs)
-        fetch_slots = self.fetch_slots[m]
-        if fetch_slots:
-            put_outputs(step, fetch_slots, self.single[m], out)
+    def launch(self, step: Any, m: int, inputs: list[Any]) -> None:
+        """Run member ``m``'s kernel on the CPU worker; its ``KernelDone`` comes back here."""
+        spec = self.specs[m]
+        spec.worker.tell(Launch((step, m), spec.compute, inputs, 0, self.ref))
 
-    def _finish_unit(self, step: Any, run: _StepRun) -> None:
-        if not run.left and self.runs.pop(step, None) is run and len(self.spare) < 2:
+    def resume(self, step: Any) -> None:
+        """The turn's budget is spent with members of ``step`` still ready: go on in a later turn."""
+        self.ref.tell(Resume(step))
+
+    def recycle(self, step: Any, run: MemberRun) -> None:
+        """Every member of ``step`` ran: keep its run (as new) for a later step."""
+        if self.runs.pop(step, None) is run and len(self.spare) < 2:
             run.reset(self.expected)
             self.spare.append(run)
-        message_done(step)
 
-    def _fail(self, step: Any, m: int, exc: BaseException) -> None:
+    def fail(self, step: Any, m: int, exc: BaseException) -> None:
+        """Member ``m``'s kernel raised: the executor aborts the step (the failed member's unit
+        stays held, as a node's does)."""
         self.runs.pop(step, None)
         self.executor.tell(NodeFailed(step, as_op_error(exc, self.specs[m].op)))
 
@@ -328,31 +222,19 @@ class SegmentActor(Actor):
         if run is None:
             return
         if msg.error is not None:
-            self._fail(step, m, msg.error)
-            message_done(step)
+            self.fail(step, m, msg.error)
             return
         if step.trace is not None:
             spec = self.specs[m]
             step.trace.append(
                 (spec.op, spec.device, msg.worker, msg.start, msg.end, output_nbytes(msg.outputs))
             )
-        self._member_done(step, run, m, msg.outputs)
-
-    def _member_done(self, step: Any, run: _StepRun, m: int, out: Any) -> None:
-        """Member ``m`` ran outside the drain loop (launched, or granted its variables late): its
-        outputs go on, ready members run, and the unit its wait stood for ends."""
-        run.left -= 1
-        self._propagate(step, run, m, out)
-        if run.ready:
-            self._drain(step, run)
-        else:
-            self._finish_unit(step, run)
+        member_done(self, step, run, m, msg.outputs)
 
     # -- members touching variables ------------------------------------------------------------
-    def _wait_for_vars(self, step: Any, m: int) -> None:
+    def wait_for_vars(self, step: Any, m: int) -> None:
         """Member ``m``'s variables are held by an earlier op: it runs when the engine grants
-        them (its inputs stay gathered meanwhile); the wait is a unit of the step."""
-        awaiting(step)  # the grant
+        them (its inputs stay gathered meanwhile)."""
         engine, reads, writes = self.accesses[m]  # type: ignore[misc]
         engine.push(functools.partial(self._granted, step, m), HOST, reads, writes, "async")
 
@@ -368,21 +250,20 @@ class SegmentActor(Actor):
         if run is None:
             on_complete()
             return
-        compute, template = self.computes[m], self.templates[m]  # the vars are granted: no hold
+        spec = self.specs[m]  # the vars are granted: its kernel runs without holding them
         inputs = run.args[m]
         start = _now()
         try:
-            out = compute(*inputs)
+            out = spec.compute(*inputs)  # type: ignore[misc]
         except Exception as exc:
-            self._fail(step, m, exc)
-            message_done(step)
+            self.fail(step, m, exc)
             return
         finally:
             on_complete()
-        inputs[:] = template
+        inputs[:] = self.templates[m]
         if step.trace is not None:
-            step.trace.append(inline_record(self.specs[m], start, out))
-        self._member_done(step, run, m, out)
+            step.trace.append(inline_record(spec, start, out))
+        member_done(self, step, run, m, out)
 
 
 __all__ = ["Resume", "SegmentActor"]

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from antcolony.actors.engine_node import EngineNode
+from antcolony.actors.kernel_size import static_input_elements
 from antcolony.actors.messages import CONTROL
-from antcolony.actors.node import NodeActor, NodeSpec, node_class, static_input_elements
+from antcolony.actors.node import NodeActor, NodeSpec, node_class
+from antcolony.actors.propagation import VarsBusy
 from antcolony.graph.passes.place import HOST
 
 
@@ -99,11 +101,6 @@ def build_segment(
     return specs, internal, external, owners, starts
 
 
-class VarsBusy(Exception):
-    """A member's variables are held by an earlier op (raised by ``holding``, before its
-    kernel ran): the member waits for the engine's grant."""
-
-
 def holding(compute: Callable[..., Any], engine: Any, reads: Any, writes: Any) -> Callable[..., Any]:
     """``compute`` run holding its variables in the dependency engine (``Engine.hold``), given
     back when it returns or raises (a failed kernel ends its engine op, as a node's does)."""
@@ -120,4 +117,4 @@ def holding(compute: Callable[..., Any], engine: Any, reads: Any, writes: Any) -
     return run
 
 
-__all__ = ["SegmentPlan", "VarsBusy", "build_segment", "holding", "segment_member"]
+__all__ = ["SegmentPlan", "build_segment", "holding", "segment_member"]

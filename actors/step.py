@@ -22,7 +22,8 @@ The coordinator's executor ends its own start unit, which it holds while it deli
 first messages, without ``StepDrained``: it completes a step drained inside that turn itself.
 
 Who calls the verbs: the executor's modules only (executor.py, propagation.py, which also keeps
-the loop frames); node kinds return their outputs, which reach propagation.py.
+the loop frames); node kinds return their outputs, which reach propagation.py, and a
+segment's members are run and routed by propagation.py's drain loop.
 """
 
 from __future__ import annotations

@@ -106,13 +106,15 @@ def _chain(n: int) -> tuple[ac.Graph, ac.Tensor, ac.Tensor]:
     return g, x, h
 
 
-async def test_a_failing_member_names_its_node_and_later_steps_run():
+@pytest.mark.parametrize("threshold", [32768, 0], ids=["inline", "launched"])
+async def test_a_failing_member_names_its_node_and_later_steps_run(threshold):
+    # threshold 0: the matmul is launched on the CPU worker and fails there (its KernelDone)
     g = ac.Graph()
     with g.as_default():
         a = ac.placeholder(ac.float32, None, name="a")
         b = ac.placeholder(ac.float32, None, name="b")
         y = ac.matmul(ac.negative(a), b, name="the_matmul") * 2.0
-    async with ac.Session(g, config=_config(True)) as sess:
+    async with ac.Session(g, config=_config(True, threshold)) as sess:
         with pytest.raises(InvalidArgumentError, match="the_matmul"):
             await sess.run(y, {a: np.ones((2, 3)), b: np.ones((2, 3))})
         got = await sess.run(y, {a: np.ones((2, 3)), b: np.ones((3, 1))})
