@@ -15,7 +15,7 @@ class VarRef:
 
     __slots__ = ("store", "name", "op")
 
-    #: counted as one element when a node weighs its inputs (actors/node.py ``input_elements``)
+    #: counted as one element when a node weighs its inputs (actors/kernel_size.py ``input_elements``)
     size = 1
 
     def __init__(self, store: VariableStore, name: str, op: Any) -> None:
