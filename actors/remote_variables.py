@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.devices.resources import SessionResources
 from antcolony.errors import DeadlineExceededError, InvalidArgumentError, UnavailableError
 from antcolony.graph.core import Graph
 from antcolony.graph.train.sync_replicas import SYNC_REPLICAS_COLLECTION
@@ -80,6 +81,29 @@ def _device(task: str) -> str:
     return f"/job:{job}/replica:0/task:{index}/device:CPU:0"
 
 
+class _Versioned:
+    """name -> (version, value) over a variable store: the values are the store's (which the
+    partitions of steps run on this task read and update), the versions count the pushes."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.versions: dict[str, int] = {}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.store.values.get(name)
+        return default if value is None else (self.versions.get(name, 0), value)
+
+    def __getitem__(self, name: str) -> tuple[int, Any]:
+        return self.versions.get(name, 0), self.store.values[name]
+
+    def __setitem__(self, name: str, item: tuple[int, Any]) -> None:
+        self.versions[name] = item[0]
+        self.store.values[name] = item[1]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.store.values
+
+
 class VariableService:
     """One task's variables served to others: name -> (version, value). Loop-thread only."""
 
@@ -87,7 +111,9 @@ class VariableService:
         self.wire = wire
         self.incarnation = incarnation
         self.device = _device(wire.task)
-        self.values: dict[str, tuple[int, np.ndarray]] = {}
+        # the variables of the partitions other tasks run here (partition_service.py) too
+        self.resources = SessionResources()
+        self.values = _Versioned(self.resources.variables)
         # synchronous replicas: name -> (sum of the round's changes, replicas so far), and the
         # workers waiting for rounds: (peer, reply device, request id, [(name, base version)])
         self._rounds: dict[str, tuple[np.ndarray, int]] = {}
@@ -268,6 +294,12 @@ class RemoteVariables:
         self._ops_seen = -1
         self._pulled: dict[str, tuple[int, Any]] = {}
         self._ids = itertools.count(random.getrandbits(48))
+        # the session's builder of steps partitioned across tasks (remote_partition.py): while
+        # it is active, variables on other tasks are used there, not exchanged at step boundaries
+        self.steps: Any = None
+
+    def _exchanging(self) -> bool:
+        return self.steps is None or not self.steps.active()
 
     def remote_variables(self) -> dict[str, list[str]]:
         """Task -> shared names of the graph's variables placed there (recomputed as the graph grows)."""
@@ -284,7 +316,8 @@ class RemoteVariables:
         return self._by_task
 
     async def before_step(self, _ctx: Any) -> None:
-        await self.pull()
+        if self._exchanging():
+            await self.pull()
 
     async def pull(self) -> dict[str, int]:
         """Write every remote variable the ps holds into the session's store; name -> version."""
@@ -329,6 +362,8 @@ class RemoteVariables:
         """Send each variable this step changed (see the module docstring); with synchronous
         replicas (a SyncReplicasOptimizer in the graph), as contributions to the rounds of the
         pulled versions, then wait until those rounds are applied."""
+        if not self._exchanging():
+            return
         svc, store = self._service, self._store
         pulled, self._pulled = self._pulled, {}
         rounds = self._graph.get_collection(SYNC_REPLICAS_COLLECTION)

@@ -1,0 +1,94 @@
+"""A step partitioned across task processes: an embedding table on a ps task, its lookup and its
+update run there (dist_embedding_task.py), so only the gathered rows and their gradient cross
+the wire. Every child runs under a timeout; ports are free loopback ports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ports import free_ports
+
+TASK = str(Path(__file__).with_name("dist_embedding_task.py"))
+TIMEOUT_S = 240
+ROWS = 200_000
+DIM, BATCH = 64, 256  # as dist_embedding_task.py
+STEPS = 6
+
+
+def _start(role: str, cluster: str, **env: str) -> subprocess.Popen[str]:
+    args = [sys.executable, TASK, role, cluster, str(STEPS), str(ROWS)]
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
+    )
+
+
+def _finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    out, err = proc.communicate(timeout=TIMEOUT_S)
+    assert proc.returncode == 0, err[-3000:]
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def _run_cluster(**env: str) -> list[dict[str, Any]]:
+    ports = free_ports(2)
+    cluster = json.dumps({"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]})
+    ps = _start("ps", cluster, **env)
+    try:
+        assert ps.stdout is not None
+        assert "serving" in json.loads(ps.stdout.readline())
+        return _finish(_start("worker", cluster, **env))
+    finally:
+        ps.kill()
+        ps.communicate(timeout=TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def local_losses() -> list[float]:
+    return [line["loss"] for line in _finish(_start("local", "")) if "loss" in line]
+
+
+@pytest.fixture(scope="module")
+def partitioned() -> list[dict[str, Any]]:
+    return _run_cluster()
+
+
+def test_an_embedding_table_on_the_ps_trains_as_one_process_moving_only_gathered_rows(
+    local_losses: list[float], partitioned: list[dict[str, Any]]
+) -> None:
+    lines = partitioned
+    losses = [line["loss"] for line in lines if "loss" in line]
+    assert len(losses) == STEPS
+    # the same kernels on the same values, in two processes: bit for bit
+    assert losses == local_losses
+    (moved,) = [line for line in lines if "bytes_per_step" in line]
+    table = ROWS * DIM * 4
+    assert moved["table_bytes"] == table
+    rows = BATCH * DIM * 4  # the gathered rows; their gradient is as large
+    assert moved["bytes_per_step"] < table / 10
+    # rows to the worker, their gradient back, ids, the dense layer and frame headers
+    assert moved["bytes_per_step"] < 3 * rows
+
+
+def test_an_op_failing_on_the_ps_fails_the_workers_step_with_its_error_and_the_next_step_runs(
+    partitioned: list[dict[str, Any]],
+) -> None:
+    lines = partitioned
+    (bad,) = [line for line in lines if "bad_step" in line]
+    assert bad["bad_step"] == "InvalidArgumentError", bad
+    assert "/job:ps/task:0" in bad["message"], bad
+    # the session stays usable: the step after the failed one ran (the worker reported its loss)
+    assert len([line for line in lines if "after_bad" in line]) == 1
+
+
+def test_the_pull_push_exchange_moves_the_table_every_step(local_losses: list[float]) -> None:
+    lines = _run_cluster(ANTCOLONY_REMOTE_STEPS="pull_push")
+    losses = [line["loss"] for line in lines if "loss" in line]
+    assert losses == pytest.approx(local_losses, rel=1e-6)
+    (moved,) = [line for line in lines if "bytes_per_step" in line]
+    assert moved["bytes_per_step"] > moved["table_bytes"]  # pulled whole; its rows' change pushed
