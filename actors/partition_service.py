@@ -11,8 +11,9 @@ engine orders the updates of concurrent workers' steps.
 
 ``__part/run/<handle>`` (the frame's step id: the step's wire id) runs the partition once; when
 it ends the service answers ``__part/done/<handle>`` (empty, or the error's class and message).
-``__part/abort/<handle>`` aborts a running one (the worker's step failed). A registration that
-failed is reported by the done answer of each run of it.
+``__part/abort/<handle>`` aborts a running one (the worker's step failed);
+``__part/unreg/<handle>`` drops it (the worker's session closed). A registration that failed is
+reported by the done answer of each run of it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .remote_partition import (
     DONE,
     REGISTER,
     RUN,
+    UNREGISTER,
     TaskDevices,
     WireExecutor,
     error_frame,
@@ -95,6 +97,8 @@ class PartitionService:
             self._run(name[len(RUN) :], parsed.src_device, step_id)
         elif name.startswith(ABORT):
             self._abort(name[len(ABORT) :], task_name(parsed.src_device), step_id, value)
+        elif name.startswith(UNREGISTER):
+            self._unregister(name[len(UNREGISTER) :])
         else:
             return False
         return True
@@ -197,6 +201,16 @@ class PartitionService:
 
     def _unanswered(self, error: BaseException) -> None:
         logger.warning("task %s: could not answer a partitioned step: %s", self.wire.task, error)
+
+    def _unregister(self, handle: str) -> None:
+        """The worker's session closed: its partition's node actors stop (steps still running
+        end first: their messages are ahead of the stop in the mailboxes)."""
+        executor = self._registered.pop(handle, None)
+        if isinstance(executor, WireExecutor):
+            for ref in executor.refs:
+                if ref.is_alive:
+                    ref.stop()
+            executor.release()
 
     def _abort(self, handle: str, peer: str, step_id: int, value: np.ndarray) -> None:
         found = self._steps.pop((handle, step_id), None)

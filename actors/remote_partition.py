@@ -69,6 +69,7 @@ REGISTER = "__part/reg/"
 RUN = "__part/run/"
 DONE = "__part/done/"
 ABORT = "__part/abort/"
+UNREGISTER = "__part/unreg/"
 
 
 def remote_device(task: str) -> str:
@@ -265,6 +266,14 @@ class RemoteStepExecutor(WireExecutor):
         for reg in self.remote:
             key = rendezvous_key(self.own_device, 0, reg.device, f"{ABORT}{reg.handle}")
             self.sends.send(reg.task, key, step_id, error_frame(error), _ignore)
+
+    def release(self) -> None:
+        """The session closed: the other tasks drop the partitions registered for these executors."""
+        super().release()
+        remote, self.remote = self.remote, []
+        for reg in remote:
+            key = rendezvous_key(self.own_device, 0, reg.device, f"{UNREGISTER}{reg.handle}")
+            self.sends.send(reg.task, key, 0, np.zeros(0, np.int8), _ignore)
 
 
 def _ignore(_error: BaseException) -> None:

@@ -325,11 +325,14 @@ class RemoteVariables:
         results = await asyncio.gather(*(self._pull_from(t, names) for t, names in by_task.items()))
         pulled: dict[str, tuple[int, Any]] = {}
         store = self._store
+        keep = self._exchanging()  # else the steps use them on their tasks: only the versions count
         for names, (versions, values) in zip(by_task.values(), results):
             for i, name in enumerate(names):
-                if versions[i] >= 0:
+                if versions[i] >= 0 and keep:
                     store.ref(name, None).write(values[i])
                     pulled[name] = (int(versions[i]), store.values[name])
+                elif versions[i] >= 0:
+                    pulled[name] = (int(versions[i]), None)
         self._pulled = pulled
         return {n: v for n, (v, _) in pulled.items()}
 

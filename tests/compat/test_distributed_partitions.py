@@ -8,11 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+import antcolony.compat.v1 as tf
 from tests.ports import free_ports
 
 TASK = str(Path(__file__).with_name("dist_embedding_task.py"))
@@ -92,3 +95,36 @@ def test_the_pull_push_exchange_moves_the_table_every_step(local_losses: list[fl
     assert losses == pytest.approx(local_losses, rel=1e-6)
     (moved,) = [line for line in lines if "bytes_per_step" in line]
     assert moved["bytes_per_step"] > moved["table_bytes"]  # pulled whole; its rows' change pushed
+
+
+def test_a_ps_task_in_this_process_runs_the_partition_until_the_workers_session_closes() -> None:
+    ports = free_ports(2)
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
+    worker = tf.train.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=0)
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)
+            with tf.device(setter):
+                table = tf.get_variable("t", initializer=np.arange(12.0, dtype=np.float32).reshape(6, 2))
+                ids = tf.placeholder(tf.int32, [3])
+                rows = tf.nn.embedding_lookup(table, ids)
+                update = tf.scatter_add(table, ids, tf.ones([3, 2]))
+            sess = tf.Session(worker.target, graph=g)
+            sess.run(table.initializer)
+            got = sess.run(rows, {ids: [1, 4, 1]})
+            sess.run(update, {ids: [1, 4, 1]})
+            assert ps.partitions.registered == 3  # one per executor: initializer, lookup, update
+            sess.close()
+        expected = np.arange(12.0, dtype=np.float32).reshape(6, 2)
+        np.testing.assert_array_equal(got, expected[[1, 4, 1]])
+        np.add.at(expected, [1, 4, 1], 1.0)
+        np.testing.assert_array_equal(ps.variables.values["t"][1], expected)  # kept by the ps
+        deadline = time.monotonic() + 10
+        while ps.partitions.registered and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ps.partitions.registered == 0
+    finally:
+        worker.stop()
+        ps.stop()
