@@ -104,6 +104,7 @@ class PartitionService:
         return True
 
     def _register(self, handle: str, peer: str, value: np.ndarray) -> None:
+        self._unregister(handle)  # registered again (the worker could not tell it arrived)
         try:
             self._registered[handle] = self._build(value)
         except Exception as exc:
@@ -168,7 +169,7 @@ class PartitionService:
                 None,
                 None,
                 f"task {self.wire.task} has no partition {handle} (was it restarted since the "
-                "worker registered it?); restart the worker's session",
+                "worker registered it?); the worker registers it again at its next step",
             )
         if isinstance(executor, OpError):
             self._answer(handle, client, step_id, executor)

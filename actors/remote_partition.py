@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import antcolony.errors as errors
-from antcolony.errors import InternalError, OpError
+from antcolony.errors import InternalError, NotFoundError, OpError
 from antcolony.graph.attr_value import encode_attr_value
 from antcolony.graph.core import Graph, Operation, Tensor
 from antcolony.graph.device_spec import DeviceSpec
@@ -210,14 +210,32 @@ class WireExecutor(CachedExecutor):
 
 
 class _Registered:
-    """A partition registered at another task: its handle and where it runs."""
+    """A partition of the step to register at another task: its handle, where it runs, the
+    registration's payload, and the task's epoch it was sent in. ``epochs`` (task -> epoch, one
+    dict per session) moves on when a step finds the task unreachable or not knowing a
+    partition (restarted): every partition of the session is then registered again there."""
 
-    __slots__ = ("handle", "task", "device")
+    __slots__ = ("handle", "task", "device", "payload", "epochs", "sent_in")
 
-    def __init__(self, handle: str, task: str) -> None:
+    def __init__(self, handle: str, task: str, payload: np.ndarray, epochs: dict[str, int]) -> None:
         self.handle = handle
         self.task = task
         self.device = remote_device(task)
+        self.payload = payload
+        self.epochs = epochs
+        self.sent_in = -1
+
+    def due(self) -> bool:
+        """Not sent in the task's current epoch (marked sent now)."""
+        epoch = self.epochs.get(self.task, 0)
+        if self.sent_in == epoch:
+            return False
+        self.sent_in = epoch
+        return True
+
+    def lost(self, _error: BaseException | None = None) -> None:
+        if self.sent_in == self.epochs.get(self.task, 0):
+            self.epochs[self.task] = self.sent_in + 1
 
 
 class RemoteStepExecutor(WireExecutor):
@@ -240,6 +258,9 @@ class RemoteStepExecutor(WireExecutor):
             return None
         rendezvous = step.rendezvous
         for reg in self.remote:
+            if reg.due():  # registered once, again after the task was unreachable or restarted
+                key = rendezvous_key(self.own_device, 0, reg.device, f"{REGISTER}{reg.handle}")
+                self.sends.send(reg.task, key, 0, reg.payload, reg.lost)
             key = rendezvous_key(self.own_device, 0, reg.device, f"{RUN}{reg.handle}")
             self.sends.send(reg.task, key, wire_step, np.zeros(0, np.int8), rendezvous.fail)
             rendezvous.watch(asyncio.ensure_future(self._done(step, reg, wire_step)))
@@ -252,10 +273,13 @@ class RemoteStepExecutor(WireExecutor):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            reg.lost()
             step.rendezvous.fail(exc)
             return
         error = frame_error(value, f"the partition of the step on task {reg.task} failed")
         if error is not None:
+            if isinstance(error, NotFoundError):
+                reg.lost()  # a restarted task: the next step registers the partition again
             step.rendezvous.fail(error)
         elif not step.aborted:
             finished(step)
@@ -289,6 +313,7 @@ class RemoteSteps:
         self._sends: PeerSends | None = None
         self._handles = itertools.count(1)
         self._prefix = f"{random.getrandbits(48):012x}"
+        self._epochs: dict[str, int] = {}  # see _Registered
 
     def active(self) -> bool:
         """Steps are partitioned across tasks (else variables are exchanged at step boundaries)."""
@@ -328,11 +353,10 @@ class RemoteSteps:
         for device, part in sorted(parts.items()):
             if device.startswith("/job:"):
                 handle = f"{self._prefix}.{next(self._handles)}"
-                payload = registration(part, own, feeds)
-                key = rendezvous_key(qualified(own, HOST), 0, device, f"{REGISTER}{handle}")
-                # a registration that cannot be sent fails the first step (its run request fails too)
-                self._sends.send(task_name(device), key, 0, payload, _ignore)
-                remote.append(_Registered(handle, task_name(device)))
+                # sent before the first step's run request (RemoteStepExecutor.start)
+                remote.append(
+                    _Registered(handle, task_name(device), registration(part, own, feeds), self._epochs)
+                )
         return RemoteStepExecutor(
             rt,
             plans,

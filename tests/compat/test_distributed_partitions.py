@@ -128,3 +128,37 @@ def test_a_ps_task_in_this_process_runs_the_partition_until_the_workers_session_
     finally:
         worker.stop()
         ps.stop()
+
+
+def test_a_restarted_ps_gets_the_partitions_again_and_the_steps_after_it_run() -> None:
+    ports = free_ports(2)
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
+    worker = tf.train.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=0)
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)
+            with tf.device(setter):
+                table = tf.get_variable("t", initializer=np.arange(12.0, dtype=np.float32).reshape(6, 2))
+                ids = tf.placeholder(tf.int32, [2])
+                rows = tf.nn.embedding_lookup(table, ids)
+            with tf.Session(worker.target, graph=g) as sess:
+                sess.run(table.initializer)
+                np.testing.assert_array_equal(sess.run(rows, {ids: [5, 0]}), [[10.0, 11.0], [0.0, 1.0]])
+                ps.stop()
+                ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
+                errors = []
+                for _ in range(3):  # the first steps may still find the old task gone
+                    try:
+                        sess.run(table.initializer)
+                        break
+                    except (tf.errors.UnavailableError, tf.errors.NotFoundError) as exc:
+                        errors.append(type(exc).__name__)
+                        time.sleep(0.2)
+                else:
+                    raise AssertionError(f"the initializer never ran on the new ps: {errors}")
+                np.testing.assert_array_equal(sess.run(rows, {ids: [2, 3]}), [[4.0, 5.0], [6.0, 7.0]])
+    finally:
+        worker.stop()
+        ps.stop()
