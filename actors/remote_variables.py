@@ -23,7 +23,8 @@ worker's pull sees its own earlier pushes.
 
 Frames (tensor_wire.py) carry everything; tensor names in the keys say what a frame is:
 ``__ps/pull`` (names, string tensor) -> ``__ps/ver`` (int64 versions, -1 = not initialised) and
-``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds the delta
+``__ps/val/<i>`` per initialised variable (``__ps/pvers``: the versions only, which a session
+whose steps are partitioned across tasks asks while it waits for the chief's initialisation); ``__ps/push/<version>/<name>`` holds the delta
 (version -1: the new value, set unconditionally).
 
 With synchronous replicas (graph/train/sync_replicas.py) a push is ``__ps/psync/<version>/<n>/<name>``,
@@ -58,6 +59,7 @@ __all__ = ["RemoteVariables", "VariableService", "register_task", "task_for_targ
 logger = logging.getLogger(__name__)
 
 PULL = "__ps/pull"
+PULL_VERSIONS = "__ps/pvers"  # a pull answered with the versions only
 PUSH = "__ps/push/"
 SYNC_PUSH = "__ps/psync/"
 SYNC_WAIT = "__ps/pwait"
@@ -128,8 +130,8 @@ class VariableService:
             return False
         parsed = parse_rendezvous_key(key)
         name = parsed.tensor_name
-        if name == PULL:
-            self._pull(task_name(parsed.src_device), parsed.src_device, step_id, value)
+        if name in (PULL, PULL_VERSIONS):
+            self._pull(task_name(parsed.src_device), parsed.src_device, step_id, value, name == PULL)
         elif name.startswith(PUSH):
             version, _, var = name[len(PUSH) :].partition("/")
             self._push(var, int(version), value)
@@ -210,12 +212,13 @@ class VariableService:
                 still.append((peer, dst, step_id, waits))
         self._waiting = still
 
-    def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray) -> None:
+    def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray, values: bool = True) -> None:
         # The snapshot is taken now, in frame order: a pull sees every push sent before it.
         found = [self.values.get(_text(n)) for n in names.reshape(-1)]
         versions = np.array([f[0] if f else -1 for f in found], dtype=np.int64)
         frames = [(self._key(dst, VERSIONS), versions)]
-        frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
+        if values:
+            frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
         self._send_later(peer, step_id, frames)
 
     def _send_later(self, peer: str, step_id: int, frames: list[tuple[str, np.ndarray]]) -> None:
@@ -322,10 +325,10 @@ class RemoteVariables:
     async def pull(self) -> dict[str, int]:
         """Write every remote variable the ps holds into the session's store; name -> version."""
         by_task = self.remote_variables()
-        results = await asyncio.gather(*(self._pull_from(t, names) for t, names in by_task.items()))
+        keep = self._exchanging()  # else the steps use them on their tasks: only the versions count
+        results = await asyncio.gather(*(self._pull_from(t, names, keep) for t, names in by_task.items()))
         pulled: dict[str, tuple[int, Any]] = {}
         store = self._store
-        keep = self._exchanging()  # else the steps use them on their tasks: only the versions count
         for names, (versions, values) in zip(by_task.values(), results):
             for i, name in enumerate(names):
                 if versions[i] >= 0 and keep:
@@ -352,10 +355,13 @@ class RemoteVariables:
     def _reply_key(self, task: str, tensor_name: str) -> str:
         return rendezvous_key(_device(task), 0, self._service.device, tensor_name)
 
-    async def _pull_from(self, task: str, names: list[str]) -> tuple[np.ndarray, list[Any]]:
-        req, versions = await self._ask(task, PULL, _strings(names), VERSIONS, PULL_TIMEOUT_S)
+    async def _pull_from(
+        self, task: str, names: list[str], with_values: bool = True
+    ) -> tuple[np.ndarray, list[Any]]:
+        request = PULL if with_values else PULL_VERSIONS
+        req, versions = await self._ask(task, request, _strings(names), VERSIONS, PULL_TIMEOUT_S)
         values: list[Any] = [None] * len(names)
-        for i in np.flatnonzero(versions >= 0):
+        for i in np.flatnonzero(versions >= 0) if with_values else ():
             values[i] = await self._service.wire.recv(
                 self._reply_key(task, f"{VALUE}{i}"), req, PULL_TIMEOUT_S
             )

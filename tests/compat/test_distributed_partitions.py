@@ -162,3 +162,35 @@ def test_a_restarted_ps_gets_the_partitions_again_and_the_steps_after_it_run() -
     finally:
         worker.stop()
         ps.stop()
+
+
+def test_a_worker_waiting_for_the_chiefs_initialisation_asks_versions_not_values() -> None:
+    ports = free_ports(3)
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+    ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
+    workers = [tf.train.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=i) for i in (0, 1)]
+    try:
+        graphs = []
+        for i in (0, 1):
+            g = tf.Graph()
+            with g.as_default():
+                setter = tf.train.replica_device_setter(worker_device=f"/job:worker/task:{i}", cluster=spec)
+                with tf.device(setter):
+                    table = tf.get_variable("t", [50_000, 8], initializer=tf.ones_initializer())
+                    total = tf.reduce_sum(tf.nn.embedding_lookup(table, [0, 7]))
+            graphs.append((g, total))
+        g0, _ = graphs[0]
+        with g0.as_default(), tf.train.MonitoredTrainingSession(master=workers[0].target, is_chief=True):
+            pass  # the chief initialises the table on the ps
+        g1, total = graphs[1]
+        before = workers[1].wire.bytes_received
+        with (
+            g1.as_default(),
+            tf.train.MonitoredTrainingSession(master=workers[1].target, is_chief=False) as sess,
+        ):
+            waited = workers[1].wire.bytes_received - before
+            assert sess.run(total) == 16.0
+        assert waited < 50_000 * 8 * 4 / 10  # versions, not the table
+    finally:
+        for server in (*workers, ps):
+            server.stop()
