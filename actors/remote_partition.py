@@ -333,6 +333,7 @@ class RemoteSteps:
         wire = self._service.wire
         ctx = TaskDevices(devices, wire.task)
         ops, placement, control_flow = place_step(fetches, targets, feeds, ctx)
+        _join_groups(ops, placement)
         parts = partition(ops, placement, feeds, fetches)
         local = {d: p for d, p in parts.items() if not d.startswith("/job:")}
         plans = plan_partitions(local, placement, fetches, targets, feeds, ctx, control_flow)
@@ -367,6 +368,22 @@ class RemoteSteps:
             remote=remote,
             own_device=qualified(own, HOST),
         )
+
+
+def _join_groups(ops: Sequence[Operation], placement: dict[int, str]) -> None:
+    """A NoOp that only waits for ops of one other task (``group`` of a ps's updates) runs on
+    that task: one token (or none, when what waits for it is there too: the global step's
+    increment) crosses instead of one per op, and a step's critical path loses the two crossings
+    of the tokens to the worker and back. ``ops`` are in topological order, so nested groups
+    follow their members."""
+    for op in ops:
+        if op.type != "NoOp" or op.inputs or not op.control_inputs:
+            continue
+        devices = {placement.get(id(c)) for c in op.control_inputs}
+        if len(devices) == 1:
+            (device,) = devices
+            if device is not None and device.startswith("/job:"):
+                placement[id(op)] = device
 
 
 def _wire_key(own: str, tr: Transfer) -> str:
