@@ -35,6 +35,7 @@ from antcolony.graph.passes import HOST, Partition, Transfer
 from antcolony.graph.passes.partition import transfer_key
 
 from .device_context import SessionDevices, device_settings
+from .partition_graph import remote_device
 from .planner import bind_plans, plan_partitions
 from .remote_partition import (
     ABORT,
@@ -45,7 +46,6 @@ from .remote_partition import (
     TaskDevices,
     WireExecutor,
     error_frame,
-    remote_device,
 )
 from .runtime import get_runtime
 from .services.job import job_services

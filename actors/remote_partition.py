@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import random
 from collections.abc import Sequence
@@ -35,14 +34,13 @@ import numpy as np
 
 import antcolony.errors as errors
 from antcolony.errors import InternalError, NotFoundError, OpError
-from antcolony.graph.attr_value import encode_attr_value
 from antcolony.graph.core import Graph, Operation, Tensor
 from antcolony.graph.device_spec import DeviceSpec
-from antcolony.graph.graph_def import GraphDef
-from antcolony.graph.passes import HOST, Partition, Transfer, partition
+from antcolony.graph.passes import HOST, partition
 from antcolony.graph.train.sync_replicas import SYNC_REPLICAS_COLLECTION
 
 from .cached_executor import CachedExecutor
+from .partition_graph import qualified, registration, remote_device, wire_key
 from .planner import bind_plans, place_step, plan_partitions
 from .runtime import Runtime
 from .services.job import job_services
@@ -58,7 +56,6 @@ __all__ = [
     "WireExecutor",
     "error_frame",
     "frame_error",
-    "remote_device",
 ]
 
 #: ``pull_push``: every session of this process exchanges ps variables at step boundaries
@@ -70,20 +67,6 @@ RUN = "__part/run/"
 DONE = "__part/done/"
 ABORT = "__part/abort/"
 UNREGISTER = "__part/unreg/"
-
-
-def remote_device(task: str) -> str:
-    """The device a task's partition runs on, as other tasks name it (its CPU)."""
-    job, _, index = task_name(task).removeprefix("/job:").partition("/task:")
-    return f"/job:{job}/replica:0/task:{index}/device:CPU:0"
-
-
-def qualified(task: str, device: str) -> str:
-    """A device name of this process (``/device:CPU:0``) with its task; another task's unchanged."""
-    if device.startswith("/job:"):
-        return device
-    job, _, index = task.removeprefix("/job:").partition("/task:")
-    return f"/job:{job}/replica:0/task:{index}{device}"
 
 
 def error_frame(error: BaseException | None) -> np.ndarray:
@@ -349,7 +332,7 @@ class RemoteSteps:
             for tr in (*p.sends, *p.recvs):
                 if tr.src.startswith("/job:") or tr.dst.startswith("/job:"):
                     peer = task_name(tr.dst if tr.dst.startswith("/job:") else tr.src)
-                    routes[tr.key] = (peer, _wire_key(own, tr), tr.tensor is None)
+                    routes[tr.key] = (peer, wire_key(own, tr), tr.tensor is None)
         remote = []
         for device, part in sorted(parts.items()):
             if device.startswith("/job:"):
@@ -384,64 +367,3 @@ def _join_groups(ops: Sequence[Operation], placement: dict[int, str]) -> None:
             (device,) = devices
             if device is not None and device.startswith("/job:"):
                 placement[id(op)] = device
-
-
-def _wire_key(own: str, tr: Transfer) -> str:
-    name = tr.tensor.name if tr.tensor is not None else f"^{tr.control_src.name}"  # type: ignore[union-attr]
-    return rendezvous_key(qualified(own, tr.src), 0, qualified(own, tr.dst), name)
-
-
-def registration(part: Partition, own: str, feeds: Sequence[Tensor]) -> np.ndarray:
-    """What a task needs to run ``part``: [GraphDef JSON, description JSON] as a string tensor."""
-    del feeds  # fed tensors arrive as transfers from this task's host, as any other
-    graph = part.ops[0].graph if part.ops else None
-    names = {op.name for op in part.ops}
-    nodes = {}
-    if graph is not None:
-        nodes = {n["name"]: n for n in graph.as_graph_def().node if n["name"] in names}
-    standin: dict[str, str] = {}  # tensor name or ^op name -> the stand-in's input name
-    extra: list[dict[str, Any]] = []
-    recvs = []
-    for i, tr in enumerate(part.recvs):
-        name = f"antcolony.recv/{i}"
-        if tr.tensor is not None:
-            t = tr.tensor
-            attr = {"dtype": encode_attr_value(t.dtype), "shape": encode_attr_value(t._shape)}
-            extra.append({"name": name, "op": "Placeholder", "input": [], "device": "", "attr": attr})
-            standin[t.name] = f"{name}:0"
-        else:
-            assert tr.control_src is not None
-            extra.append({"name": name, "op": "NoOp", "input": [], "device": "", "attr": {}})
-            standin[f"^{tr.control_src.name}"] = f"^{name}"
-        recvs.append(
-            {
-                "standin": name,
-                "wire": _wire_key(own, tr),
-                "src": qualified(own, tr.src),
-                "control": tr.tensor is None,
-            }
-        )
-    kept = []
-    for op in part.ops:
-        node = json.loads(json.dumps(nodes[op.name]))
-        inputs = []
-        for ref in node["input"]:
-            key = ref if ref.startswith("^") or ":" in ref else f"{ref}:0"
-            if key.startswith("^") and key[1:] not in names and key not in standin:
-                continue  # a fed op's control edge: its feed is there before the step starts
-            inputs.append(standin.get(key, ref))
-        node["input"] = inputs
-        node["device"] = ""
-        kept.append(node)
-    sends = [
-        {
-            "tensor": tr.tensor.name if tr.tensor is not None else None,
-            "op": tr.control_src.name if tr.control_src is not None else None,
-            "dst": qualified(own, tr.dst),
-            "wire": _wire_key(own, tr),
-        }
-        for tr in part.sends
-    ]
-    description = {"client": own, "device": part.device, "recvs": recvs, "sends": sends}
-    graph_def = GraphDef(extra + kept).to_json()
-    return np.array([graph_def.encode(), json.dumps(description).encode()], dtype=object)
