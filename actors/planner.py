@@ -124,6 +124,19 @@ def plan_step(
     ctx: PlacementContext,
 ) -> list[ExecutorPlan]:
     """One plan per device partition; fetch j of the step is ``fetches[j]``."""
+    ops, placement, control_flow = place_step(fetches, targets, feeds, ctx)
+    parts = partition(ops, placement, feeds, fetches)
+    return plan_partitions(parts, placement, fetches, targets, feeds, ctx, control_flow)
+
+
+def place_step(
+    fetches: Sequence[Tensor],
+    targets: Sequence[Operation],
+    feeds: Sequence[Tensor],
+    ctx: PlacementContext,
+) -> tuple[list[Operation], dict[int, str], bool]:
+    """The pruned ops of a step (topological order), their devices (id(op) -> device), and
+    whether they hold control flow (a loop's frame is then on the device of its first Enter)."""
     ops = prune(fetches, targets, feeds)
     for op in ops:
         if op.type == "Placeholder":
@@ -139,7 +152,20 @@ def plan_step(
     control_flow = any(op.type in CONTROL_FLOW_OPS for op in ops)
     if control_flow:
         _colocate_loops(ops, placement)
-    parts = partition(ops, placement, feeds, fetches)
+    return list(ops), placement, control_flow
+
+
+def plan_partitions(
+    parts: dict[str, Partition],
+    placement: dict[int, str],
+    fetches: Sequence[Tensor],
+    targets: Sequence[Operation],
+    feeds: Sequence[Tensor],
+    ctx: PlacementContext,
+    control_flow: bool,
+) -> list[ExecutorPlan]:
+    """The plans of ``parts`` (a step's partitions, or those of them this process runs); ops of
+    ``targets`` are kept as nodes (never bound into their consumers), as fetched ops are."""
     fetched_ops = {id(t.op) for t in fetches} | {id(o) for o in targets}
     plans = [
         _plan_partition(p, placement, feeds, fetches, fetched_ops, control_flow)

@@ -9,6 +9,7 @@ from typing import Any
 
 from antcolony.errors import DeadlineExceededError, UnavailableError
 
+from .remote_partition import RemoteSteps
 from .remote_variables import RemoteVariables, task_for_target
 from .run_actions import RunAction, RunGroup
 
@@ -22,8 +23,11 @@ _PHASE = -1000
 
 
 def attach_remote_variables(session: Any, target: str) -> RemoteVariables:
-    """Connect ``session`` to the server at ``target`` (this process's task)."""
-    remote = RemoteVariables(task_for_target(target), session.graph, session._resources.variables)
+    """Connect ``session`` to the server at ``target`` (this process's task): its steps are
+    partitioned across tasks (``remote.steps``), or else exchange variables with them."""
+    service = task_for_target(target)
+    remote = RemoteVariables(service, session.graph, session._resources.variables)
+    remote.steps = RemoteSteps(service, session.graph)
     session.add_run_action(
         RunAction("remote variables: pull", RunGroup.PRE, _PHASE, remote.before_step, (Exception,))
     )

@@ -23,7 +23,8 @@ worker's pull sees its own earlier pushes.
 
 Frames (tensor_wire.py) carry everything; tensor names in the keys say what a frame is:
 ``__ps/pull`` (names, string tensor) -> ``__ps/ver`` (int64 versions, -1 = not initialised) and
-``__ps/val/<i>`` per initialised variable; ``__ps/push/<version>/<name>`` holds the delta
+``__ps/val/<i>`` per initialised variable (``__ps/pvers``: the versions only, which a session
+whose steps are partitioned across tasks asks while it waits for the chief's initialisation); ``__ps/push/<version>/<name>`` holds the delta
 (version -1: the new value, set unconditionally).
 
 With synchronous replicas (graph/train/sync_replicas.py) a push is ``__ps/psync/<version>/<n>/<name>``,
@@ -45,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.devices.resources import SessionResources
 from antcolony.errors import DeadlineExceededError, InvalidArgumentError, UnavailableError
 from antcolony.graph.core import Graph
 from antcolony.graph.train.sync_replicas import SYNC_REPLICAS_COLLECTION
@@ -57,6 +59,7 @@ __all__ = ["RemoteVariables", "VariableService", "register_task", "task_for_targ
 logger = logging.getLogger(__name__)
 
 PULL = "__ps/pull"
+PULL_VERSIONS = "__ps/pvers"  # a pull answered with the versions only
 PUSH = "__ps/push/"
 SYNC_PUSH = "__ps/psync/"
 SYNC_WAIT = "__ps/pwait"
@@ -80,6 +83,29 @@ def _device(task: str) -> str:
     return f"/job:{job}/replica:0/task:{index}/device:CPU:0"
 
 
+class _Versioned:
+    """name -> (version, value) over a variable store: the values are the store's (which the
+    partitions of steps run on this task read and update), the versions count the pushes."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.versions: dict[str, int] = {}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.store.values.get(name)
+        return default if value is None else (self.versions.get(name, 0), value)
+
+    def __getitem__(self, name: str) -> tuple[int, Any]:
+        return self.versions.get(name, 0), self.store.values[name]
+
+    def __setitem__(self, name: str, item: tuple[int, Any]) -> None:
+        self.versions[name] = item[0]
+        self.store.values[name] = item[1]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.store.values
+
+
 class VariableService:
     """One task's variables served to others: name -> (version, value). Loop-thread only."""
 
@@ -87,7 +113,9 @@ class VariableService:
         self.wire = wire
         self.incarnation = incarnation
         self.device = _device(wire.task)
-        self.values: dict[str, tuple[int, np.ndarray]] = {}
+        # the variables of the partitions other tasks run here (partition_service.py) too
+        self.resources = SessionResources()
+        self.values = _Versioned(self.resources.variables)
         # synchronous replicas: name -> (sum of the round's changes, replicas so far), and the
         # workers waiting for rounds: (peer, reply device, request id, [(name, base version)])
         self._rounds: dict[str, tuple[np.ndarray, int]] = {}
@@ -102,8 +130,8 @@ class VariableService:
             return False
         parsed = parse_rendezvous_key(key)
         name = parsed.tensor_name
-        if name == PULL:
-            self._pull(task_name(parsed.src_device), parsed.src_device, step_id, value)
+        if name in (PULL, PULL_VERSIONS):
+            self._pull(task_name(parsed.src_device), parsed.src_device, step_id, value, name == PULL)
         elif name.startswith(PUSH):
             version, _, var = name[len(PUSH) :].partition("/")
             self._push(var, int(version), value)
@@ -184,12 +212,13 @@ class VariableService:
                 still.append((peer, dst, step_id, waits))
         self._waiting = still
 
-    def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray) -> None:
+    def _pull(self, peer: str, dst: str, step_id: int, names: np.ndarray, values: bool = True) -> None:
         # The snapshot is taken now, in frame order: a pull sees every push sent before it.
         found = [self.values.get(_text(n)) for n in names.reshape(-1)]
         versions = np.array([f[0] if f else -1 for f in found], dtype=np.int64)
         frames = [(self._key(dst, VERSIONS), versions)]
-        frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
+        if values:
+            frames += [(self._key(dst, f"{VALUE}{i}"), f[1]) for i, f in enumerate(found) if f is not None]
         self._send_later(peer, step_id, frames)
 
     def _send_later(self, peer: str, step_id: int, frames: list[tuple[str, np.ndarray]]) -> None:
@@ -268,6 +297,12 @@ class RemoteVariables:
         self._ops_seen = -1
         self._pulled: dict[str, tuple[int, Any]] = {}
         self._ids = itertools.count(random.getrandbits(48))
+        # the session's builder of steps partitioned across tasks (remote_partition.py): while
+        # it is active, variables on other tasks are used there, not exchanged at step boundaries
+        self.steps: Any = None
+
+    def _exchanging(self) -> bool:
+        return self.steps is None or not self.steps.active()
 
     def remote_variables(self) -> dict[str, list[str]]:
         """Task -> shared names of the graph's variables placed there (recomputed as the graph grows)."""
@@ -284,19 +319,23 @@ class RemoteVariables:
         return self._by_task
 
     async def before_step(self, _ctx: Any) -> None:
-        await self.pull()
+        if self._exchanging():
+            await self.pull()
 
     async def pull(self) -> dict[str, int]:
         """Write every remote variable the ps holds into the session's store; name -> version."""
         by_task = self.remote_variables()
-        results = await asyncio.gather(*(self._pull_from(t, names) for t, names in by_task.items()))
+        keep = self._exchanging()  # else the steps use them on their tasks: only the versions count
+        results = await asyncio.gather(*(self._pull_from(t, names, keep) for t, names in by_task.items()))
         pulled: dict[str, tuple[int, Any]] = {}
         store = self._store
         for names, (versions, values) in zip(by_task.values(), results):
             for i, name in enumerate(names):
-                if versions[i] >= 0:
+                if versions[i] >= 0 and keep:
                     store.ref(name, None).write(values[i])
                     pulled[name] = (int(versions[i]), store.values[name])
+                elif versions[i] >= 0:
+                    pulled[name] = (int(versions[i]), None)
         self._pulled = pulled
         return {n: v for n, (v, _) in pulled.items()}
 
@@ -316,10 +355,13 @@ class RemoteVariables:
     def _reply_key(self, task: str, tensor_name: str) -> str:
         return rendezvous_key(_device(task), 0, self._service.device, tensor_name)
 
-    async def _pull_from(self, task: str, names: list[str]) -> tuple[np.ndarray, list[Any]]:
-        req, versions = await self._ask(task, PULL, _strings(names), VERSIONS, PULL_TIMEOUT_S)
+    async def _pull_from(
+        self, task: str, names: list[str], with_values: bool = True
+    ) -> tuple[np.ndarray, list[Any]]:
+        request = PULL if with_values else PULL_VERSIONS
+        req, versions = await self._ask(task, request, _strings(names), VERSIONS, PULL_TIMEOUT_S)
         values: list[Any] = [None] * len(names)
-        for i in np.flatnonzero(versions >= 0):
+        for i in np.flatnonzero(versions >= 0) if with_values else ():
             values[i] = await self._service.wire.recv(
                 self._reply_key(task, f"{VALUE}{i}"), req, PULL_TIMEOUT_S
             )
@@ -329,6 +371,8 @@ class RemoteVariables:
         """Send each variable this step changed (see the module docstring); with synchronous
         replicas (a SyncReplicasOptimizer in the graph), as contributions to the rounds of the
         pulled versions, then wait until those rounds are applied."""
+        if not self._exchanging():
+            return
         svc, store = self._service, self._store
         pulled, self._pulled = self._pulled, {}
         rounds = self._graph.get_collection(SYNC_REPLICAS_COLLECTION)

@@ -304,6 +304,10 @@ class Session:
             )
             run_fetches, run_feeds = ([g.get_tensor_by_name(t.name) for t in ts] for ts in (fetches, feeds))
             run_targets = [g.get_operation_by_name(o.name) for o in targets]
+        remote = self.remote_variables
+        if remote is not None and remote.steps.active():
+            # a task's session: ops on other tasks run there (actors/remote_partition.py)
+            return remote.steps.build(rt, run_fetches, run_targets, run_feeds, feeds, ctx)
         plans = plan_step(run_fetches, run_targets, run_feeds, ctx)
         bind_plans(plans, ctx)
         return CachedExecutor(rt, plans, feeds, job_services(rt).next_graph_id())

@@ -11,7 +11,13 @@ Each task is a child process on loopback, or with ``--ray`` a Ray actor started 
 single process, the bytes each worker's wire sent and received per step, and the last losses.
 No target is set for these figures yet.
 
-    python scripts/bench_distributed_steps.py [--steps 300] [--ps 1,2] [--workers 1,2,4] [--models digits,large] [--ray]
+``embedding`` is a 200000 x 64 table (51 MB) looked up by 256 ids a step, then a dense layer to
+10 classes. ``--modes`` runs each cluster with the workers' steps partitioned across the tasks
+(ops on ps variables run on the ps: the default) and/or with ``pull_push`` (every ps variable
+pulled before a step and its change pushed after it; ``ANTCOLONY_REMOTE_STEPS=pull_push``).
+
+    python scripts/bench_distributed_steps.py [--steps 300] [--ps 1,2] [--workers 1,2,4]
+        [--models digits,large,embedding] [--modes partitioned,pull_push] [--ray]
 
 Run it on an otherwise idle machine: every task is a process of its own.
 """
@@ -32,17 +38,26 @@ from typing import Any
 import numpy as np
 
 SIZES = {"digits": (64, 128, 64), "large": (256, 1024, 1024)}
+EMBEDDING_ROWS, EMBEDDING_DIM, EMBEDDING_IDS = 200_000, 64, 256
 
 
 def _model(device: object, model: str) -> tuple[object, ...]:
     import antcolony.compat.v1 as tf
 
-    features, h1, h2 = SIZES[model]
     tf.set_random_seed(1)
     with tf.device(device):
-        x = tf.placeholder(tf.float32, [64, features])
-        y = tf.placeholder(tf.int64, [64])
-        h = tf.layers.dense(tf.layers.dense(x, h1, tf.nn.relu), h2, tf.nn.relu)
+        if model == "embedding":
+            x = tf.placeholder(tf.int64, [EMBEDDING_IDS])
+            y = tf.placeholder(tf.int64, [EMBEDDING_IDS])
+            table = tf.get_variable(
+                "table", [EMBEDDING_ROWS, EMBEDDING_DIM], initializer=tf.random_normal_initializer(stddev=0.1)
+            )
+            h = tf.nn.embedding_lookup(table, x)
+        else:
+            features, h1, h2 = SIZES[model]
+            x = tf.placeholder(tf.float32, [64, features])
+            y = tf.placeholder(tf.int64, [64])
+            h = tf.layers.dense(tf.layers.dense(x, h1, tf.nn.relu), h2, tf.nn.relu)
         logits = tf.layers.dense(h, 10)
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         gstep = tf.train.get_or_create_global_step()
@@ -51,6 +66,10 @@ def _model(device: object, model: str) -> tuple[object, ...]:
 
 
 def _batches(steps: int, model: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    if model == "embedding":
+        rng = np.random.default_rng(0)
+        ids = [rng.integers(0, EMBEDDING_ROWS, EMBEDDING_IDS).astype(np.int64) for _ in range(steps)]
+        return [(i, i % 10) for i in ids]
     if model == "large":
         rng = np.random.default_rng(0)
         xs = rng.standard_normal((64 * 8, SIZES[model][0])).astype(np.float32)
@@ -109,9 +128,12 @@ def _ports(n: int) -> list[int]:
     return ports
 
 
-def _child(role: str, index: int, cluster: str, steps: int, model: str) -> subprocess.Popen[str]:
+def _child(
+    role: str, index: int, cluster: str, steps: int, model: str, mode: str = "partitioned"
+) -> subprocess.Popen[str]:
     args = [sys.executable, __file__, "--task", role, str(index), cluster, str(steps), model]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    env = {**os.environ, "ANTCOLONY_REMOTE_STEPS": mode}
+    return subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
 
 
 def _result(proc: subprocess.Popen[str]) -> dict[str, float]:
@@ -121,23 +143,24 @@ def _result(proc: subprocess.Popen[str]) -> dict[str, float]:
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
-def _local_processes(ps: int, workers: int, steps: int, model: str) -> list[dict[str, float]]:
+def _local_processes(ps: int, workers: int, steps: int, model: str, mode: str) -> list[dict[str, float]]:
     ports = _ports(ps + workers)
     hosts = [f"127.0.0.1:{p}" for p in ports]
     cluster = json.dumps({"ps": hosts[:ps], "worker": hosts[ps:]})
-    servers = [_child("ps", i, cluster, 0, model) for i in range(ps)]
+    servers = [_child("ps", i, cluster, 0, model, mode) for i in range(ps)]
     try:
         for server in servers:
             assert server.stdout is not None
             server.stdout.readline()
-        return [_result(w) for w in [_child("worker", i, cluster, steps, model) for i in range(workers)]]
+        started = [_child("worker", i, cluster, steps, model, mode) for i in range(workers)]
+        return [_result(w) for w in started]
     finally:
         for server in servers:
             server.kill()
             server.wait()
 
 
-def _on_ray(address: str, ps: int, workers: int, steps: int, model: str) -> list[dict[str, float]]:
+def _on_ray(address: str, ps: int, workers: int, steps: int, model: str, mode: str) -> list[dict[str, float]]:
     """The tasks as Ray actors through ``antcolony submit --spread``; the workers' figures are
     the JSON lines of their output, which Ray forwards to submit's."""
     cmd = [
@@ -145,7 +168,7 @@ def _on_ray(address: str, ps: int, workers: int, steps: int, model: str) -> list
         "--workers", str(workers), "--spread", "--gpu-memory", "16MiB", __file__,
         "--task-hosts", "{job_name}", "{task_index}", "{ps_hosts}", "{worker_hosts}", str(steps), model,
     ]  # fmt: skip
-    env = {**os.environ, "RAY_DEDUP_LOGS": "0"}
+    env = {**os.environ, "RAY_DEDUP_LOGS": "0", "ANTCOLONY_REMOTE_STEPS": mode}
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     if out.returncode != 0:
         raise SystemExit(f"antcolony submit exited with status {out.returncode}: {out.stderr[-2000:]}")
@@ -181,6 +204,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--models", default="digits,large")
     parser.add_argument(
+        "--modes", default="partitioned", help="partitioned and/or pull_push (comma-separated)"
+    )
+    parser.add_argument(
         "--ray", action="store_true", help="tasks as Ray actors on a local multi-node Ray cluster"
     )
     parser.add_argument("--nodes", type=int, default=2, help="with --ray: the local cluster's nodes")
@@ -209,11 +235,13 @@ def main() -> None:
             print(f"{model}: single process: {base:8.1f} steps/s", flush=True)
             for ps in (int(p) for p in args.ps.split(",")):
                 for n in (int(w) for w in args.workers.split(",")):
-                    if args.ray:
-                        results = _on_ray(address, ps, n, args.steps, model)
-                    else:
-                        results = _local_processes(ps, n, args.steps, model)
-                    print(_line(f"{model}: {ps} ps, {n} worker(s)", results, base), flush=True)
+                    for mode in args.modes.split(","):
+                        if args.ray:
+                            results = _on_ray(address, ps, n, args.steps, model, mode)
+                        else:
+                            results = _local_processes(ps, n, args.steps, model, mode)
+                        line = _line(f"{model}: {ps} ps, {n} worker(s)", results, base)
+                        print(f"{line}; {mode}", flush=True)
     finally:
         if cluster is not None:
             import ray

@@ -22,6 +22,7 @@ from typing import Any
 from antcolony.errors import InternalError
 from antcolony.graph.train.cluster_spec import ClusterSpec
 
+from ..partition_service import PartitionService
 from ..remote_variables import VariableService, register_task
 from ..runtime import get_runtime
 from ..tcp_wire import TcpWire
@@ -137,6 +138,8 @@ class Server:
             )
             # Variables other tasks place here live in this service as long as the server.
             self.variables = VariableService(self._wire, random.getrandbits(63))
+            # partitions of other tasks' steps run here with those variables
+            self.partitions = PartitionService(self._wire, self.variables.resources)
             register_task(self.target, self.variables)
         logger.info("task %s serves the tensor wire at %s", self.task, self.target)
 

@@ -42,8 +42,16 @@ def embedding_lookup(
     with get_default_graph().name_scope(name or "embedding_lookup"):
         if len(shards) == 1:
             ids_t = convert_to_tensor(ids)
-            return _clip(gather(shards[0], ids_t), ids_t, max_norm)
+            table = convert_to_tensor(shards[0])
+            with _colocated(table):
+                return _clip(gather(table, ids_t), ids_t, max_norm)
         return _sharded(shards, convert_to_tensor(ids), partition_strategy, max_norm)
+
+
+def _colocated(table: Tensor) -> Any:
+    """The lookup of a shard runs where the shard is (TF1 colocates it with its params): a
+    table on a parameter server sends the gathered rows, not itself."""
+    return get_default_graph().state_colocated_with(table.op.device or "")
 
 
 def _clip(rows: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
@@ -81,7 +89,10 @@ def _sharded(shards: list[Any], ids: Tensor, strategy: str, max_norm: Any) -> Te
     )
     gather_ids = dynamic_partition(new_ids, assignment, n)
     where_from = dynamic_partition(positions, assignment, n)
-    parts = [_clip(gather(t, i), i, max_norm) for t, i in zip(tables, gather_ids)]
+    parts = []
+    for t, i in zip(tables, gather_ids):
+        with _colocated(t):
+            parts.append(_clip(gather(t, i), i, max_norm))
     stitched = dynamic_stitch(where_from, parts)
     tail = tables[0]._shape[1:] if tables[0]._shape is not None else None
     if tail is not None and all(d is not None for d in tail) and S.is_fully_defined(ids._shape):
