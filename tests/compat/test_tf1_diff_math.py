@@ -59,6 +59,25 @@ T.case(
     unknown_batch=True,
 )(_shared_weight)
 
+
+# A bias added at several places (its per-use BiasAddGrad are summed as one over the stacked
+# gradients, sharing the stack with the weight's products) and used once more elementwise.
+def _shared_bias(tf, x, y, w, b):
+    return [tf.nn.bias_add(tf.matmul(x, w), b), tf.nn.bias_add(tf.matmul(y, w), b) * 2.0, b * 3.0]
+
+
+T.case(
+    "bias_add_shared_bias", normal(3, 5, tag="p"), normal(4, 5), normal(5, 7, tag="w"), normal(7, tag="b")
+)(_shared_bias)
+T.case(
+    "bias_add_shared_bias_unknown_batch_float64",
+    normal(3, 5, tag="p").astype(np.float64),
+    normal(1, 5).astype(np.float64),
+    normal(5, 7, tag="w").astype(np.float64),
+    normal(7, tag="b").astype(np.float64),
+    unknown_batch=True,
+)(_shared_bias)
+
 # unary elementwise
 for _name in ["negative", "square", "exp", "abs", "sign", "sigmoid", "tanh", "sin", "cos", "floor"]:
     T.case(_name, A)(lambda tf, x, _n=_name: getattr(tf, _n)(x))
