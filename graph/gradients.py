@@ -169,13 +169,20 @@ def _backprop_op(
 
 def aggregate(items: list[Any] | None, add_n: Callable[..., Tensor]) -> Tensor | IndexedSlices | None:
     """The sum of one tensor's gradients: AddN (densifying slices) unless all are IndexedSlices,
-    which are concatenated (no dense tensor; repeated indices add up where they are applied)."""
+    which are concatenated (no dense tensor; repeated indices add up where they are applied).
+    A shared weight's per-use MatMul and BiasAddGrad gradients are summed as one op over stacked
+    operands (graph/stacked_grads.py)."""
     if not items:
         return None
     if len(items) == 1:
         return items[0]
     if not all(isinstance(i, IndexedSlices) for i in items):
-        return add_n(items)
+        from .stacked_grads import sum_stacked
+
+        product, rest = sum_stacked(items)
+        if product is None:
+            return add_n(items)
+        return product if not rest else add_n([product, *rest])
     from .ops.array import concat
     from .ops.math import cast
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.slicing import to_numpy_key
 
 from .registry import Aliasing, Compute, KernelContext, register_kernel
@@ -70,20 +71,19 @@ def _pack(ctx: KernelContext) -> Compute:
 
 @register_kernel("Unpack", aliasing=Aliasing.FRESH)
 def _unpack(ctx: KernelContext) -> Compute:
-    xp, axis, index = ctx.xp, ctx.attr("axis"), ctx.attr("index")
-    return lambda x: xp.take(x, index, axis=axis)
+    xp, axis, num = ctx.xp, ctx.attr("axis"), ctx.attr("num")
 
-
-@register_kernel("UnpackGrad", aliasing=Aliasing.FRESH)
-def _unpack_grad(ctx: KernelContext) -> Compute:
-    xp, axis, index = ctx.xp, ctx.attr("axis"), ctx.attr("index")
-
-    def compute(grad: Any, x: Any) -> Any:
-        out = xp.zeros_like(x)
-        sl = [slice(None)] * x.ndim
-        sl[axis % x.ndim] = index
-        out[tuple(sl)] = grad
-        return out
+    def compute(x: Any) -> tuple[Any, ...]:
+        if x.shape[axis] != num:
+            raise InvalidArgumentError(
+                None,
+                ctx.op,
+                f"Unpack {ctx.op.name}: dimension {axis} of its input {tuple(x.shape)} is "
+                f"{x.shape[axis]}, not num={num}",
+            )
+        # Each slice is a copy: consumers get contiguous memory of their own (as TF's).
+        moved = xp.moveaxis(x, axis, 0)
+        return tuple(xp.array(moved[i], copy=True) for i in range(num))
 
     return compute
 

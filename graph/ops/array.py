@@ -229,34 +229,33 @@ def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
 
 @register_gradient("Pack")
 def _pack_grad(op: Operation, grad: Tensor) -> list:
-    return [
-        make_op("Unpack", [grad], {"axis": op.attrs["axis"], "index": i}, "Unpack").outputs[0]
-        for i in range(len(op.inputs))
-    ]
+    return list(unstack_op(grad, len(op.inputs), op.attrs["axis"]))
 
 
 @register_op("Unpack")
 def _unpack_shape(op: Operation) -> list:
-    x = op.inputs[0]
+    x, num = op.inputs[0], op.attrs["num"]
     if x._shape is None:
-        return [(x.dtype, None)]
+        return [(x.dtype, None)] * num
     axis = S.normalize_axis(op.attrs["axis"], len(x._shape), x.name)
-    return [(x.dtype, tuple(d for i, d in enumerate(x._shape) if i != axis))]
+    if x._shape[axis] not in (None, num):
+        raise ValueError(
+            f"Unpack {op.name}: dimension {axis} of {x.name} {S.format_shape(x._shape)} is "
+            f"{x._shape[axis]}, not num={num}"
+        )
+    return [(x.dtype, tuple(d for i, d in enumerate(x._shape) if i != axis))] * num
+
+
+def unstack_op(x: Tensor, num: int, axis: int, name: str = "Unpack") -> list[Tensor]:
+    """One Unpack op with ``num`` outputs, the slices of ``x`` along ``axis`` (as TF's)."""
+    return list(make_op("Unpack", [x], {"axis": int(axis), "num": int(num)}, name).outputs)
 
 
 @register_gradient("Unpack")
-def _unpack_grad(op: Operation, grad: Tensor) -> list:
-    return [make_op("UnpackGrad", [grad, op.inputs[0]], dict(op.attrs), "UnpackGrad").outputs[0]]
-
-
-@register_op("UnpackGrad")
-def _unpack_grad_shape(op: Operation) -> list:
-    return [(op.inputs[0].dtype, op.inputs[1]._shape)]
-
-
-@register_gradient("UnpackGrad")
-def _unpack_grad_grad(op: Operation, grad: Tensor) -> list:
-    return [make_op("Unpack", [grad], dict(op.attrs), "Unpack").outputs[0], None]
+def _unpack_grad(op: Operation, *grads: Tensor) -> list:
+    # One Pack of the slices' gradients (the missing ones arrive as zeros), as TF: no
+    # input-sized array per slice and no sum of them.
+    return [stack(list(grads), op.attrs["axis"])]
 
 
 @register_op("Fill")

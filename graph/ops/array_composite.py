@@ -19,8 +19,8 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
-from ..op_builder import _is_symbolic, convert_to_tensor, make_op
-from .array import concat, expand_dims, fill, reshape, transpose
+from ..op_builder import _is_symbolic, convert_to_tensor
+from .array import concat, expand_dims, fill, reshape, transpose, unstack_op
 from .array import one_hot as _one_hot
 from .constant import constant
 from .math import cast, less
@@ -82,11 +82,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
     """The slices of ``value`` along ``axis``, as a list."""
     x = convert_to_tensor(value)
     n = num if num is not None else _static_dim(x, axis, "unstack")
-    with get_default_graph().name_scope(name):
-        return [
-            make_op("Unpack", [x], {"axis": int(axis), "index": i}, "Unpack").outputs[0]
-            for i in _builtin_range(n)
-        ]
+    return unstack_op(x, n, axis, name)
 
 
 def _cut(x: Tensor, axis: int, start: int, stop: int) -> Tensor:

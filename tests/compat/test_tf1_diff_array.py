@@ -82,6 +82,13 @@ T.case("stack", A, normal(3, 4, tag="b"))(
     lambda tf, x, y: [tf.stack([x, y]), tf.stack([x, y], axis=1), tf.stack([y, x], -1)]
 )
 T.case("unstack", A)(lambda tf, x: [*tf.unstack(x), *tf.unstack(x, axis=1)])
+# slices left unused get zero gradients; odd sizes; float64 through the same kernel
+T.case("unstack_some_slices", normal(3, 5, 7))(
+    lambda tf, x: [tf.unstack(x, axis=1)[4] * 3.0, tf.unstack(x, axis=-1)[0], tf.unstack(x, num=3)[1]]
+)
+T.case("unstack_float64_restacked", normal(5, 3).astype(np.float64))(
+    lambda tf, x: tf.stack(tf.unstack(x)[::-1], axis=1) * tf.unstack(x, axis=1)[2][None, :]
+)
 T.case("split", normal(4, 6))(lambda tf, x: [*tf.split(x, 2, axis=1), *tf.split(x, 3, 1)])
 T.case("split_sizes", normal(4, 6))(lambda tf, x: [*tf.split(x, [1, -1, 2], 0), *tf.split(x, [2, 4], axis=1)])
 T.case("tile", A)(lambda tf, x: [tf.tile(x, [2, 3]), tf.tile(x, [1, 2])])

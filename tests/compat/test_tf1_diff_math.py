@@ -40,6 +40,44 @@ T.case("matmul_transposed", normal(5, 3), normal(2, 5))(
     lambda tf, x, y: tf.matmul(x, y, transpose_a=True, transpose_b=True)
 )
 
+
+# A weight used by several products (its gradients a_i^T b_i are summed as one product of stacked
+# operands) and by a non-product (left to the AddN); odd sizes, an unknown batch, float64.
+def _shared_weight(tf, x, y, z, w):
+    return [tf.matmul(x, w), tf.matmul(y, w) * 2.0, tf.matmul(z, w, transpose_b=True), w * 3.0]
+
+
+T.case("matmul_shared_weight", normal(3, 5, tag="p"), normal(4, 5), normal(2, 7), normal(5, 7, tag="w"))(
+    _shared_weight
+)
+T.case(
+    "matmul_shared_weight_unknown_batch_float64",
+    normal(3, 5, tag="p").astype(np.float64),
+    normal(1, 5).astype(np.float64),
+    normal(6, 7).astype(np.float64),
+    normal(5, 7, tag="w").astype(np.float64),
+    unknown_batch=True,
+)(_shared_weight)
+
+
+# A bias added at several places (its per-use BiasAddGrad are summed as one over the stacked
+# gradients, sharing the stack with the weight's products) and used once more elementwise.
+def _shared_bias(tf, x, y, w, b):
+    return [tf.nn.bias_add(tf.matmul(x, w), b), tf.nn.bias_add(tf.matmul(y, w), b) * 2.0, b * 3.0]
+
+
+T.case(
+    "bias_add_shared_bias", normal(3, 5, tag="p"), normal(4, 5), normal(5, 7, tag="w"), normal(7, tag="b")
+)(_shared_bias)
+T.case(
+    "bias_add_shared_bias_unknown_batch_float64",
+    normal(3, 5, tag="p").astype(np.float64),
+    normal(1, 5).astype(np.float64),
+    normal(5, 7, tag="w").astype(np.float64),
+    normal(7, tag="b").astype(np.float64),
+    unknown_batch=True,
+)(_shared_bias)
+
 # unary elementwise
 for _name in ["negative", "square", "exp", "abs", "sign", "sigmoid", "tanh", "sin", "cos", "floor"]:
     T.case(_name, A)(lambda tf, x, _n=_name: getattr(tf, _n)(x))

@@ -254,7 +254,18 @@ def _array_cases() -> list[Case]:
         Case(
             "Pack on axis 1", ("Pack",), lambda a, b: ac.stack([a, b], axis=1), (normal(2, 3), normal(2, 3))
         ),
-        Case("Unpack", ("Unpack",), _op("Unpack", {"axis": 1, "index": 2}), (normal(2, 3, 2),)),
+        Case(
+            "Unpack on axis 1, every slice used",
+            ("Unpack",),
+            lambda x: tuple(ac.unstack(x, axis=1)),
+            (normal(2, 3, 2),),
+        ),
+        Case(
+            "Unpack on axis -1, one slice of three used (the others' gradients are zeros)",
+            ("Unpack",),
+            lambda x: ac.unstack(x, axis=-1)[1] * 2.0,
+            (normal(2, 2, 3),),
+        ),
         Case("Fill", ("Fill",), lambda v: ac.fill([2, 3], v), (np.array(0.7),)),
         Case("BroadcastLike", ("BroadcastLike",), broadcast_like, (normal(3, 1), normal(2, 3, 4))),
         Case(
@@ -330,12 +341,6 @@ def _array_cases() -> list[Case]:
                 g, ac.constant(np.zeros((2, 2))), ac.constant(np.zeros((2, 3)))
             ),
             (normal(2, 5),),
-        ),
-        Case(
-            "UnpackGrad",
-            ("UnpackGrad",),
-            lambda g: _op("UnpackGrad", {"axis": 1, "index": 2})(g, ac.constant(np.zeros((2, 3, 2)))),
-            (normal(2, 2),),
         ),
         Case(
             "GatherGrad with repeated indices",

@@ -81,6 +81,19 @@ async def test_bias_add_adds_along_the_channel_dimension() -> None:
     np.testing.assert_allclose(nchw, y + b3[:, None, None])
 
 
+async def test_bias_add_of_a_large_value_split_over_threads_equals_numpy() -> None:
+    # 1031 x 1033 float64 (odd rows, past the size from which the rows are split over the
+    # intra-op threads), rank 2 and rank 3, float32 too: every element is value + bias.
+    rng = np.random.default_rng(3)
+    x, b = rng.standard_normal((1031, 1033)), rng.standard_normal(1033)
+    x3 = rng.standard_normal((3, 347, 1031)).astype(np.float32)
+    b3 = rng.standard_normal(1031).astype(np.float32)
+    out, out3 = await run([ac.nn.bias_add(x, b), ac.nn.bias_add(x3, b3)])
+    assert out.dtype == np.float64 and out3.dtype == np.float32
+    np.testing.assert_array_equal(out, x + b)
+    np.testing.assert_array_equal(out3, x3 + b3)
+
+
 async def test_softmax_cross_entropy_matches_numpy_with_its_backprop_output() -> None:
     labels = np.array([[0.1, 0.2, 0.3, 0.4], [0.0, 0.0, 1.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
     loss = ac.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=LOGITS)
