@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +25,10 @@ from .tensor_wire import parse_rendezvous_key
 __all__ = ["TensorMailbox", "TensorWire", "task_name", "task_of_key"]
 
 logger = logging.getLogger(__name__)
+
+#: Aborted steps remembered, so that their late frames are dropped (step ids are random: an id
+#: seen again this soon is the same step).
+ABORTED_KEPT = 4096
 
 
 def task_name(device_or_task: str) -> str:
@@ -42,12 +47,18 @@ class TensorMailbox:
     def __init__(self) -> None:
         self._slots: dict[tuple[int, str], asyncio.Future[np.ndarray]] = {}
         self._down: dict[str, BaseException] = {}
+        self._aborted: OrderedDict[int, BaseException] = OrderedDict()
         # Frames that are requests to this task (remote_variables.py's variable service) are
         # taken by it when it returns True; everything else waits here for its receive.
         self.service: Callable[[int, str, np.ndarray], bool] | None = None
 
     def deliver(self, step_id: int, key: str, value: np.ndarray) -> None:
         if self.service is not None and self.service(step_id, key, value):
+            return
+        if step_id in self._aborted:
+            # a frame of a step that failed elsewhere, sent before its sender learnt it: nobody
+            # will receive it, and a slot kept for it would stay for the life of the task
+            logger.debug("tensor %r of aborted step %d dropped", key, step_id)
             return
         fut = self._slot(step_id, key)
         if fut.done():
@@ -58,6 +69,9 @@ class TensorMailbox:
     async def recv(self, key: str, step_id: int, timeout: float | None = None) -> np.ndarray:
         """The tensor sent under ``key`` in step ``step_id``; UnavailableError if its sender is
         gone, DeadlineExceededError after ``timeout`` seconds."""
+        aborted = self._aborted.get(step_id)
+        if aborted is not None:
+            raise aborted
         fut = self._slot(step_id, key)
         if not fut.done():
             down = self._down.get(task_of_key(key))
@@ -96,7 +110,13 @@ class TensorMailbox:
                 del self._slots[(step_id, key)]
 
     def abort_step(self, step_id: int, error: BaseException) -> None:
-        """Fail a step's pending receives and drop its tensors (the step failed elsewhere)."""
+        """Fail a step's pending receives and drop its tensors (the step failed elsewhere); its
+        frames that arrive later are dropped and its later receives fail with ``error`` (the last
+        ``ABORTED_KEPT`` aborted steps are remembered)."""
+        self._aborted[step_id] = error
+        self._aborted.move_to_end(step_id)
+        while len(self._aborted) > ABORTED_KEPT:
+            self._aborted.popitem(last=False)
         for slot_key, fut in list(self._slots.items()):
             if slot_key[0] == step_id:
                 if not fut.done():
