@@ -97,19 +97,30 @@ def test_the_pull_push_exchange_moves_the_table_every_step(local_losses: list[fl
     assert moved["bytes_per_step"] > moved["table_bytes"]  # pulled whole; its rows' change pushed
 
 
-def test_a_ps_task_in_this_process_runs_the_partition_until_the_workers_session_closes() -> None:
+def _ps_and_worker() -> tuple[dict[str, list[str]], Any, Any]:
+    """A ps and a worker server of one cluster, both in this process, on free loopback ports."""
     ports = free_ports(2)
     spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
     ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
     worker = tf.train.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=0)
+    return spec, ps, worker
+
+
+def _table_on_the_ps(spec: dict[str, list[str]], n_ids: int) -> tuple[Any, Any, Any]:
+    """A 6 x 2 table (0..11) placed on the ps, fed ids and their looked-up rows (default graph)."""
+    with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)):
+        table = tf.get_variable("t", initializer=np.arange(12.0, dtype=np.float32).reshape(6, 2))
+        ids = tf.placeholder(tf.int32, [n_ids])
+        return table, ids, tf.nn.embedding_lookup(table, ids)
+
+
+def test_a_ps_task_in_this_process_runs_the_partition_until_the_workers_session_closes() -> None:
+    spec, ps, worker = _ps_and_worker()
     try:
         g = tf.Graph()
         with g.as_default():
-            setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)
-            with tf.device(setter):
-                table = tf.get_variable("t", initializer=np.arange(12.0, dtype=np.float32).reshape(6, 2))
-                ids = tf.placeholder(tf.int32, [3])
-                rows = tf.nn.embedding_lookup(table, ids)
+            table, ids, rows = _table_on_the_ps(spec, 3)
+            with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)):
                 update = tf.scatter_add(table, ids, tf.ones([3, 2]))
             sess = tf.Session(worker.target, graph=g)
             sess.run(table.initializer)
@@ -131,18 +142,11 @@ def test_a_ps_task_in_this_process_runs_the_partition_until_the_workers_session_
 
 
 def test_a_restarted_ps_gets_the_partitions_again_and_the_steps_after_it_run() -> None:
-    ports = free_ports(2)
-    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    ps = tf.train.Server(tf.train.ClusterSpec(spec), job_name="ps", task_index=0)
-    worker = tf.train.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=0)
+    spec, ps, worker = _ps_and_worker()
     try:
         g = tf.Graph()
         with g.as_default():
-            setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=spec)
-            with tf.device(setter):
-                table = tf.get_variable("t", initializer=np.arange(12.0, dtype=np.float32).reshape(6, 2))
-                ids = tf.placeholder(tf.int32, [2])
-                rows = tf.nn.embedding_lookup(table, ids)
+            table, ids, rows = _table_on_the_ps(spec, 2)
             with tf.Session(worker.target, graph=g) as sess:
                 sess.run(table.initializer)
                 np.testing.assert_array_equal(sess.run(rows, {ids: [5, 0]}), [[10.0, 11.0], [0.0, 1.0]])
