@@ -38,8 +38,7 @@ def qualified(task: str, device: str) -> str:
 
 def wire_key(own: str, tr: Transfer) -> str:
     """The wire's name of a transfer of task ``own``'s step: TF's rendezvous key, full device names."""
-    name = tr.tensor.name if tr.tensor is not None else f"^{tr.control_src.name}"  # type: ignore[union-attr]
-    return rendezvous_key(qualified(own, tr.src), 0, qualified(own, tr.dst), name)
+    return rendezvous_key(qualified(own, tr.src), 0, qualified(own, tr.dst), tr.name)
 
 
 def registration(part: Partition, own: str, feeds: Sequence[Tensor]) -> np.ndarray:

@@ -32,7 +32,6 @@ from antcolony.graph.control_flow import CONTROL_FLOW_OPS
 from antcolony.graph.core import Graph, Operation
 from antcolony.graph.graph_def import import_graph_def
 from antcolony.graph.passes import HOST, Partition, Transfer
-from antcolony.graph.passes.partition import transfer_key
 
 from .device_context import SessionDevices, device_settings
 from .partition_graph import remote_device
@@ -133,21 +132,20 @@ class PartitionService:
         for r in desc["recvs"]:
             op = g.get_operation_by_name(r["standin"])
             if r["control"]:
-                tr = Transfer(transfer_key(f"^{op.name}", r["src"], HOST), r["src"], HOST, control_src=op)
+                tr = Transfer.of_control(op, r["src"], HOST)
             else:
-                t = op.outputs[0]
-                tr = Transfer(transfer_key(t.name, r["src"], HOST), r["src"], HOST, tensor=t)
+                tr = Transfer.of_tensor(op.outputs[0], r["src"], HOST)
             recvs.append(tr)
             routes[tr.key] = (task_name(r["src"]), r["wire"], bool(r["control"]))
         sends, senders = [], []
         for s in desc["sends"]:
             if s["tensor"] is not None:
                 t = g.get_tensor_by_name(s["tensor"])
-                tr = Transfer(transfer_key(t.name, HOST, s["dst"]), HOST, s["dst"], tensor=t)
+                tr = Transfer.of_tensor(t, HOST, s["dst"])
                 senders.append(t.op)
             else:
                 src = g.get_operation_by_name(s["op"])
-                tr = Transfer(transfer_key(f"^{src.name}", HOST, s["dst"]), HOST, s["dst"], control_src=src)
+                tr = Transfer.of_control(src, HOST, s["dst"])
                 senders.append(src)
             sends.append(tr)
             routes[tr.key] = (task_name(s["dst"]), s["wire"], s["tensor"] is None)

@@ -27,6 +27,19 @@ class Transfer:
     tensor: Tensor | None = None
     control_src: Operation | None = None
 
+    @classmethod
+    def of_tensor(cls, t: Tensor, src: str, dst: str) -> Transfer:
+        return cls(transfer_key(t.name, src, dst), src, dst, tensor=t)
+
+    @classmethod
+    def of_control(cls, op: Operation, src: str, dst: str) -> Transfer:
+        return cls(transfer_key("^" + op.name, src, dst), src, dst, control_src=op)
+
+    @property
+    def name(self) -> str:
+        """What it carries, as its key names it: the tensor's name, or ``^`` and the op's."""
+        return self.key.split(";", 1)[0]
+
 
 @dataclass
 class Partition:
@@ -72,16 +85,16 @@ def partition(
         for t in op.inputs:
             src = source_device(t)
             if src != dst:
-                add_transfer(Transfer(transfer_key(t.name, src, dst), src, dst, tensor=t))
+                add_transfer(Transfer.of_tensor(t, src, dst))
         for c in op.control_inputs:
             if id(c) not in placement:
                 continue  # all its outputs are fed: the feed is there before the step starts
             src = placement[id(c)]
             if src != dst:
-                add_transfer(Transfer(transfer_key("^" + c.name, src, dst), src, dst, control_src=c))
+                add_transfer(Transfer.of_control(c, src, dst))
     for t in fetches:
         src = source_device(t)
         if src != HOST:
-            add_transfer(Transfer(transfer_key(t.name, src, HOST), src, HOST, tensor=t))
+            add_transfer(Transfer.of_tensor(t, src, HOST))
     part(HOST)
     return parts
