@@ -12,7 +12,9 @@ figures of cluster_figures.py against their targets (met / MISSED), and a plot (
 of each job's step time (a suspended job shaded, with no step time), perfControl, throughput and
 device memory. On the local cluster each simulated GPU's jobs run on their own host cores (half of
 them each; ``--no-pin``: anywhere): a simulated GPU computes on the host, and unpinned, the job on
-GPU 1 slows the guaranteed job on GPU 0 through the shared cores, which no GPU policy governs.
+GPU 1 slows the guaranteed job on GPU 0 through the shared cores, which no GPU policy governs. For
+the same reason the cluster's own processes (Ray's, the coordinators, this watcher) run on GPU 1's
+cores, where no guaranteed job runs.
 
     pip install -e '.[ray,examples]' && python scripts/cluster_demo.py [--seconds 20] [--out cluster_demo.png]
     python scripts/cluster_demo.py --address HEAD:6379   # on a cluster started with ray start
@@ -108,6 +110,20 @@ def pin_args(pin: bool, address: str | None) -> dict[str, list[str]]:
     return {gpu: ["--cpus", ",".join(map(str, c))] for gpu, c in cores.items()}
 
 
+def keep_cluster_on(cpus_arg: list[str]) -> None:
+    """Run this process, and so the local cluster's processes it starts (Ray's, the coordinators;
+    they inherit its cores), on the host cores of ``share_gpu_job.py``'s ``--cpus`` argument: GPU
+    1's, where no guaranteed job runs. A simulated GPU computes on its cores: the guaranteed job's
+    GPU is its cores, which a real GPU does not share with the cluster's processes."""
+    from antcolony.cluster.cpu_priority import set_cpu_affinity
+
+    cores = {int(c) for c in cpus_arg[1].split(",")}
+    if refused := set_cpu_affinity(cores):
+        print(f"could not keep the cluster on cores {sorted(cores)}: {'; '.join(refused)}", file=sys.stderr)
+    else:
+        print(f"the cluster's own processes run on host cores {sorted(cores)}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
@@ -153,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     workdir = Path(tempfile.mkdtemp(prefix="cluster_demo_"))
+    pinned = pin_args(args.pin, args.address)
+    if pinned:
+        keep_cluster_on(pinned[GPUS[1]])
     cluster = start_local_cluster(workdir) if args.address is None else None
     jobs: list[str] = []
     try:
@@ -171,8 +190,6 @@ def main(argv: list[str] | None = None) -> int:
             "--every",
             "0.25",
         ]
-
-        pinned = pin_args(args.pin, args.address)
 
         def submit(name: str, priority: str, gpu: str, mib: int, *extra: str) -> None:
             files = ["--stop", str(workdir / f"{name}.stop"), "--progress", str(workdir / f"{name}.json")]
