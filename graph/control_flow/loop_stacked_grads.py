@@ -21,9 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import Operation, Tensor
+from ..op_builder import make_op
 from ..ops.array import concat
 from ..ops.tensor_array import TensorArray
-from ..stacked_grads import build_stacked, stack_groups
+from ..stacked_grads import build_stacked, stack_groups, stackable
 from .context import entered, op_context
 from .grad_state import GradLoopState, add_loop_var
 
@@ -47,6 +48,21 @@ class IterationStacks:
         gs = self.gs
         g, ctx = gs.graph, gs.grad_ctx
         assert value._shape is not None  # the stackers take rank-2 operands of known width
+        acc = self._saved_only_for_stacking(value)
+        if acc is not None:
+            # A forward value popped only to be stacked: all of its accumulator at once, after the
+            # forward loop (every push precedes its counter's exit), instead of a pop and a write
+            # per iteration.
+            with g.control_dependencies(None), entered(g, ctx.outer):
+                done = make_op(
+                    "AccumulatorConcat",
+                    [acc],
+                    {"dtype": value.dtype, "element_shape": value._shape},
+                    "b_stacked",
+                    control_inputs=[gs.counter.total.op],
+                ).outputs[0]
+            self._concats[value] = done
+            return done
         with g.control_dependencies(None):
             with entered(g, ctx.outer):
                 ta = TensorArray(
@@ -63,6 +79,22 @@ class IterationStacks:
                 done = ta._with_flow(flow).concat(name="b_stacked")
         self._concats[value] = done
         return done
+
+    def _saved_only_for_stacking(self, value: Tensor) -> Tensor | None:
+        """The accumulator handle of forward value ``value`` when ``value`` is its pop in the backprop
+        loop (not guarded by a cond) and every consumer is a stackable gradient op (each is
+        stacked: none will run); else None."""
+        pop = value.op
+        if pop.type != "AccumulatorPop" or self.gs.forward.outer is not None:
+            return None
+        enter = pop.inputs[0].op
+        if not self.gs.grad_ctx.is_constant_enter(enter) or enter.inputs[0].op.type != "Accumulator":
+            return None
+        if not all(stackable(c.outputs[0]) is c for c in pop._consumers if c.outputs):
+            return None
+        if any(not c.outputs for c in pop._consumers):
+            return None
+        return enter.inputs[0]
 
 
 def loop_stacks(gs: GradLoopState) -> IterationStacks | None:
