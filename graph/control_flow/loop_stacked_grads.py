@@ -8,7 +8,15 @@ sums (``GradLoopState.accumulate``): per iteration one GEMM whose inner size is 
 Add of the weight's size. Instead, each iteration writes the operands into TensorArrays at the
 forward iteration's index, and after the loop one op over the concatenated operands gives the
 sum, as graph/stacked_grads.py does for an unrolled RNN (``sum a_i^T g_i = [a_1; ..; a_n]^T
-[g_1; ..; g_n]``). Only the sum's rounding order changes.
+[g_1; ..; g_n]``). Only the sum's rounding order changes. A forward value the backprop loop
+pops only for such ops (the cell's ``[x, h]``) is not popped at all: ``AccumulatorConcat`` takes
+every iteration's saved value at once after the forward loop.
+
+The writes happen as soon as their values exist: the stack of a forward value is complete right
+after the forward loop (the backprop loop's counter and pops do not wait for gradients), and one
+of gradients at the backprop loop's end. For dynamic_rnn's 2-layer LSTM(200) over 20 steps this
+replaces 40 GEMMs of inner size 20, 40 BiasAddGrads and 80 Adds per step by 2 GEMMs of inner
+size 400 and 2 BiasAddGrads (kernel nodes per step 1491 -> 1177 with the other changes).
 
 Only backprop loops at the top level qualify (a nested loop's backprop loop, or one built
 inside a cond, keeps the per-iteration sum: kept simple, not measured), and only ops built in
