@@ -14,7 +14,9 @@ operands stacked along the rows (``concat`` on axis 0), with the same value:
 Only the sum's rounding order changes. The n per-use ops stay in the graph, unused (no run
 computes them). Only top-level ops qualify (no while loop or cond around them or their operands:
 those would live in other frames) that nothing else consumes, with no control inputs, on one
-device, with known operand widths.
+device, with known operand widths. A loop invariant's per-iteration gradients are stacked the
+same way over the iterations of a backprop loop (graph/control_flow/loop_stacked_grads.py), with
+``build_stacked`` and another way of stacking the operands.
 """
 
 from __future__ import annotations
@@ -25,15 +27,19 @@ from typing import Any
 
 from .core import Operation, Tensor
 
+# the operands of a group's ops, one per op, as one row-stacked tensor
+StackFn = Callable[[list[Tensor]], Tensor]
 # op type -> (does this op qualify, key grouping ops that stack together, the op over the stacks)
 Stacker = tuple[
-    Callable[[Operation], bool], Callable[[Operation], tuple], Callable[[list[Operation]], Tensor]
+    Callable[[Operation], bool], Callable[[Operation], tuple], Callable[[list[Operation], StackFn], Tensor]
 ]
 _STACKERS: dict[str, Stacker] = {}
 
 
 def _stacker(op_type: str, fits: Callable[[Operation], bool], key: Callable[[Operation], tuple]) -> Any:
-    def deco(build: Callable[[list[Operation]], Tensor]) -> Callable[[list[Operation]], Tensor]:
+    def deco(
+        build: Callable[[list[Operation], StackFn], Tensor],
+    ) -> Callable[[list[Operation], StackFn], Tensor]:
         _STACKERS[op_type] = (fits, key, build)
         return build
 
@@ -68,18 +74,18 @@ def _stacked(ts: list[Tensor]) -> Tensor:
     lambda op: op.attrs["transpose_a"] and not op.attrs["transpose_b"] and _widths_known(op),
     _widths,
 )
-def _stack_matmuls(ops: list[Operation]) -> Tensor:
+def _stack_matmuls(ops: list[Operation], stack: StackFn) -> Tensor:
     from .ops.math import matmul
 
-    a = _stacked([op.inputs[0] for op in ops])
-    return matmul(a, _stacked([op.inputs[1] for op in ops]), transpose_a=True)
+    a = stack([op.inputs[0] for op in ops])
+    return matmul(a, stack([op.inputs[1] for op in ops]), transpose_a=True)
 
 
 @_stacker("BiasAddGrad", _widths_known, lambda op: (*_widths(op), op.attrs["data_format"]))
-def _stack_bias_grads(ops: list[Operation]) -> Tensor:
+def _stack_bias_grads(ops: list[Operation], stack: StackFn) -> Tensor:
     from .op_builder import make_op
 
-    g = _stacked([op.inputs[0] for op in ops])
+    g = stack([op.inputs[0] for op in ops])
     return make_op("BiasAddGrad", [g], dict(ops[0].attrs), "BiasAddGrad").outputs[0]
 
 
@@ -91,7 +97,7 @@ def _top_level(ops: list[Operation]) -> bool:
     return all(op_context(op) is None and all(op_context(x.op) is None for x in op.inputs) for op in ops)
 
 
-def _fresh(t: Any) -> Operation | None:
+def stackable(t: Any) -> Operation | None:
     """The op of a gradient ``t`` that may be stacked: a sole output nothing consumes yet."""
     if not isinstance(t, Tensor) or t.op.type not in _STACKERS:
         return None
@@ -101,14 +107,28 @@ def _fresh(t: Any) -> Operation | None:
     return op if _STACKERS[op.type][0](op) else None
 
 
-def sum_stacked(items: list[Any]) -> tuple[Tensor | None, list[Any]]:
-    """(one op's output standing for the stackable gradients among ``items``, or None; the rest)."""
+def stack_groups(items: list[Any]) -> dict[tuple, list[Operation]]:
+    """The stackable ops among gradients ``items``, grouped by what may be stacked together."""
     groups: dict[tuple, list[Operation]] = {}
     for t in items:
-        op = _fresh(t)
+        op = stackable(t)
         if op is not None:
             key = (op.type, _STACKERS[op.type][1](op), op.outputs[0].dtype, op.device)
             groups.setdefault(key, []).append(op)
+    return groups
+
+
+def build_stacked(ops: list[Operation], stack: StackFn) -> Tensor:
+    """The sum of the outputs of ``ops`` (one group of ``stack_groups``) as one op over operands
+    stacked by ``stack``, built in the current context on the first op's device."""
+    first = ops[0]
+    with first.graph.device(first.device) if first.device else contextlib.nullcontext():
+        return _STACKERS[first.type][2](ops, stack)
+
+
+def sum_stacked(items: list[Any]) -> tuple[Tensor | None, list[Any]]:
+    """(one op's output standing for the stackable gradients among ``items``, or None; the rest)."""
+    groups = stack_groups(items)
     if not groups:
         return None, items
     chosen = max(groups.values(), key=len)
@@ -116,6 +136,4 @@ def sum_stacked(items: list[Any]) -> tuple[Tensor | None, list[Any]]:
         return None, items
     picked = {id(op.outputs[0]) for op in chosen}
     rest = [t for t in items if id(t) not in picked]
-    first = chosen[0]
-    with first.graph.device(first.device) if first.device else contextlib.nullcontext():
-        return _STACKERS[first.type][2](chosen), rest
+    return build_stacked(chosen, _stacked), rest

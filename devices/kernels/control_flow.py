@@ -2,7 +2,8 @@
 
 ``Accumulator`` yields a fresh handle each time it runs (once per step, or per iteration of an
 enclosing loop); ``AccumulatorPush`` stores a value under an iteration index, ``AccumulatorPop``
-returns it and forgets it, so saved values live only until the backprop loop used them. They
+returns it and forgets it, so saved values live only until the backprop loop used them;
+``AccumulatorConcat`` takes them all at once, concatenated along their first axis in index order. They
 also run on GPUs (a loop's frame runs on one device; values stay where they are). The
 control-flow ops themselves (Switch, Merge, Enter, ...) have no kernels: the executor runs them.
 """
@@ -62,5 +63,23 @@ def _pop(ctx: KernelContext) -> Compute:
                 f"{op.name}: accumulator {acc.name} holds no value for iteration {int(index)}; the forward "
                 "loop did not save it"
             ) from None
+
+    return compute
+
+
+@register_kernel("AccumulatorConcat", aliasing=Aliasing.FRESH, expensive=True, devices=("CPU", "GPU"))
+def _concat(ctx: KernelContext) -> Compute:
+    op, xp = ctx.op, ctx.xp
+    dtype, spec = op.attrs["dtype"], op.attrs["element_shape"]
+
+    def compute(handle: Any) -> Any:
+        acc = _check(handle, op)
+        values = [acc.values[i] for i in sorted(acc.values)]
+        acc.values.clear()
+        if values:
+            return xp.concatenate(values)
+        if spec is None or any(d is None for d in spec[1:]):
+            raise ValueError(f"{op.name}: accumulator {acc.name} is empty and its values' shape is not known")
+        return xp.zeros((0, *spec[1:]), dtype=dtype)
 
     return compute

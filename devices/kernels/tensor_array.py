@@ -156,6 +156,13 @@ def _fits(shape: tuple[int, ...], spec: Any) -> bool:
     return len(shape) == len(spec) and all(d is None or d == s for d, s in zip(spec, shape))
 
 
+def _known_tail(spec: Any) -> tuple[int, ...] | None:
+    """The dimensions of element shape ``spec`` after the first, where all are known."""
+    if spec is None or len(spec) < 1 or any(d is None for d in spec[1:]):
+        return None
+    return tuple(spec[1:])
+
+
 def _store(handle: Any) -> TensorStore:
     if not isinstance(handle, TensorStore):
         raise TypeError(f"expected a TensorArray handle, got {type(handle).__name__}")
@@ -301,9 +308,12 @@ def _concat(ctx: KernelContext) -> Compute:
         lengths = np.asarray([v.shape[0] for v in values], dtype=np.int64)
         if not values:
             shape = store._shape_of(0)
-            if shape is None:
+            spec = store.element_shape
+            # Only the dimensions after the first matter (TF's element_shape_except0).
+            tail = shape[1:] if shape is not None else _known_tail(spec)
+            if tail is None:
                 raise ValueError(f"TensorArray {store.name}: cannot concat an empty array of unknown shape")
-            return xp.zeros((0, *shape[1:]), dtype=store.dtype), lengths
+            return xp.zeros((0, *tail), dtype=store.dtype), lengths
         return xp.concatenate(values), lengths
 
     return compute

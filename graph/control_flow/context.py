@@ -359,7 +359,8 @@ class WhileContext(ControlFlowContext):
 
     def _route(self, op_type: str, index: int, t: Tensor) -> Tensor:
         gs = self.grad_state
-        if gs is not None and index == 0 and op_type in _SHAPE_ONLY and not self.holds(t):
+        shape_from = _SHAPE_ONLY.get(op_type)
+        if gs is not None and shape_from is not None and index >= shape_from and not self.holds(t):
             proxy = gs.shape_proxy(t)
             if proxy is not None:
                 return proxy
@@ -372,6 +373,7 @@ class WhileContext(ControlFlowContext):
         return all(self.is_constant_enter(t.op) for t in inputs)
 
 
-# Ops that use their first input only for its shape and dtype: in a backprop loop, a forward value
-# of fully known shape is replaced by zeros instead of being saved per iteration.
-_SHAPE_ONLY = frozenset({"ZerosLike", "OnesLike", "Shape", "Size"})
+# Op type -> the index from which its inputs are used only for their shape and dtype: in a
+# backprop loop, a forward value of fully known shape read there is replaced by zeros instead of
+# being saved per iteration (a concat's gradient slices by its inputs' sizes: ConcatSlice).
+_SHAPE_ONLY = {"ZerosLike": 0, "OnesLike": 0, "Shape": 0, "Size": 0, "ConcatSlice": 1}

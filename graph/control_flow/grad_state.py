@@ -108,7 +108,7 @@ class GradLoopState:
         self.counter = forward_counter(forward)
         self.history: dict[Tensor, Tensor] = {}
         self._pushes: list[Operation] = []
-        self._proxies: dict[Tensor, Tensor] = {}
+        self._proxies: dict[tuple, Tensor] = {}
         ctx = self.grad_ctx = WhileContext(
             g, g._control_flow_context, name, forward.parallel_iterations, grad_state=self
         )
@@ -222,17 +222,23 @@ class GradLoopState:
             return None
         if value.dtype.kind not in "biufc":
             return None
-        proxy = self._proxies.get(value)
+        cond_ctx = self._guarding_cond(value)
+        # One proxy per shape, dtype and cond branch: the zeros are made outside the backprop loop
+        # and entered as an invariant, so no op runs per iteration for them (unless in a cond).
+        key = (value._shape, value.dtype.str, id(cond_ctx))
+        proxy = self._proxies.get(key)
         if proxy is None:
             g = self.graph
-            cond_ctx = self._guarding_cond(value)
-            with entered(g, self.grad_ctx), g.control_dependencies(None):
-                proxy = _const(np.zeros(value._shape, dtype=value.dtype), value.dtype, "zeros_proxy")
-                if cond_ctx is not None:
-                    proxy = make_op(
-                        "Switch", [proxy, cond_ctx.record.pred_id], None, "b_zeros_switch"
-                    ).outputs[cond_ctx.branch]
-            self._proxies[value] = proxy
+            with g.control_dependencies(None):
+                with entered(g, self.grad_ctx.outer):
+                    zeros = _const(np.zeros(value._shape, dtype=value.dtype), value.dtype, "zeros_proxy")
+                with entered(g, self.grad_ctx):
+                    proxy = self.grad_ctx.add_value(zeros)
+                    if cond_ctx is not None:
+                        proxy = make_op(
+                            "Switch", [proxy, cond_ctx.record.pred_id], None, "b_zeros_switch"
+                        ).outputs[cond_ctx.branch]
+            self._proxies[key] = proxy
         return proxy
 
     def _guarding_cond(self, value: Tensor) -> CondContext | None:

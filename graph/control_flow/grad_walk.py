@@ -29,6 +29,7 @@ from ..ops.array import zeros_like
 from ..ops.math import add_n
 from .context import WhileContext, entered, state_of, while_of
 from .grad_state import GradLoopState, grad_loop_name, register_loop_ops
+from .loop_stacked_grads import loop_stacks, sum_invariant_grads
 from .ops import most_specific_compatible_shape
 
 Visit = Callable[[Operation], None]
@@ -123,6 +124,7 @@ def _backprop_loop(
     name = grad_loop_name(g, loop)
     gs = GradLoopState(loop, outer_state, name)
     ctx = gs.grad_ctx
+    stacks = loop_stacks(gs)
     var_ks = [k for k, m in enumerate(loop.merges) if id(m) in on_path and _differentiable(m.outputs[0])]
     back: dict[int, tuple[Operation, Operation, Operation]] = {}  # k -> (Merge, Switch, Exit)
     with g.name_scope(name + "/"), g.control_dependencies(None):
@@ -164,7 +166,7 @@ def _backprop_loop(
                     continue
                 if not _differentiable(e_op.outputs[0]):
                     continue
-                total = _sum(grads[e_op.outputs[0]])  # this iteration's gradient, summed in the backprop loop
-                assert total is not None  # grads[...] is not empty (checked above)
-                grads.setdefault(e_op.inputs[0], []).append(gs.accumulate(e_op, total))
+                # this iteration's gradients, summed over the iterations
+                summed = sum_invariant_grads(gs, e_op, grads[e_op.outputs[0]], stacks)
+                grads.setdefault(e_op.inputs[0], []).extend(summed)
     gs.finish()

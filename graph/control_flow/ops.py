@@ -25,7 +25,7 @@ from ..registry import register_op
 CONTROL_FLOW_OPS = frozenset(
     {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger"}
 )
-ACCUMULATOR_OPS = frozenset({"Accumulator", "AccumulatorPush", "AccumulatorPop"})
+ACCUMULATOR_OPS = frozenset({"Accumulator", "AccumulatorPush", "AccumulatorPop", "AccumulatorConcat"})
 HANDLE_DTYPE = np.dtype(object)
 
 
@@ -119,6 +119,15 @@ def _pop_shape(op: Operation) -> list:
     if handle.dtype != HANDLE_DTYPE or index.dtype != dtypes.int32:
         raise ValueError("AccumulatorPop takes (handle, int32 index)")
     return [(op.attrs["dtype"], op.attrs["shape"])]
+
+
+@register_op("AccumulatorConcat", stateful=True)
+def _acc_concat_shape(op: Operation) -> list:
+    (handle,) = op.inputs
+    if handle.dtype != HANDLE_DTYPE:
+        raise ValueError("AccumulatorConcat takes an accumulator handle")
+    shape = op.attrs["element_shape"]
+    return [(op.attrs["dtype"], None if shape is None else (None, *shape[1:]))]
 
 
 @register_op("ControlTrigger")
