@@ -416,9 +416,18 @@ class FrameState:
                 break
             del self.iterations[self.base]
             self.base += 1
-            for action in self.deferred.pop(self.base + self.parallel - 1, []):
-                action()
-                finished(self.step)  # the unit ``defer`` held
+            start = self.base + self.parallel - 1
+            actions = self.deferred.pop(start, [])
+            if actions:
+                # The iteration is held until every value deferred for it has entered: with
+                # parallel_iterations 1 it is the oldest at once, and the first loop variable
+                # alone could finish it; the others' values then entered a second iteration of
+                # the same number, and their Exits never fired.
+                tag = self.iteration(start, hold=len(actions))
+                for action in actions:
+                    action()
+                    finished(self.step)  # the unit ``defer`` held
+                    finished(tag)
         if not self.iterations and not self.deferred and not self.done:
             self._finish()
 
