@@ -3,7 +3,8 @@ beyond tests/compat/test_tf1_diff_conv*.py. Convolutions with one input channel 
 built transposed, devices/kernels/conv.py) over both paddings, strides 1 and 2, dilation 2, NHWC
 and NCHW, odd sizes, float32 and float64; activations, broadcast adds and bias gradients of arrays
 large enough to be sharded over the intra-op pool (devices/kernels/sharded.py), made 3 threads
-wide so that the shards are uneven on any machine; ReluGrad of NaN and infinite gradients."""
+wide so that the shards are uneven on any machine; ReluGrad of NaN and infinite gradients; max
+pooling and its gradient over several slices of the batch, with ties."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from antcolony.devices.kernels import elementwise, sharded
+from antcolony.devices.kernels import elementwise, pooling, sharded
 
 from .tf1_diff import (
     Case,
@@ -22,6 +23,7 @@ from .tf1_diff import (
     compare,
     normal,
     park_tf_objects,  # noqa: F401 - an autouse fixture
+    rng,
 )
 
 T = Table()
@@ -78,11 +80,32 @@ T.case("relu_grad_nan_large", FEATURES, DY, grad=False)(
 T.case("relu_large_float64", LARGE.astype(np.float64), BIAS.astype(np.float64), unknown_batch=True)(
     lambda tf, x, b: tf.nn.relu(x + b)
 )
+# 23 images of 28x28x32 (100 KB each): several slices of the batch (devices/kernels/pooling.py),
+# the last one shorter, on the pool; small integers, so windows tie and the first maximum must win
+POOLED = rng("pooled").integers(0, 3, (23, 28, 28, 32)).astype(np.float32)
+T.case("max_pool_slices_ties", POOLED)(
+    lambda tf, x: [
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
+        tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"),
+        tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "VALID"),
+    ]
+)
+T.case("max_pool_slices_nchw", np.ascontiguousarray(POOLED.transpose(0, 3, 1, 2)))(
+    lambda tf, x: tf.nn.max_pool(x, [1, 1, 2, 2], [1, 1, 2, 2], "SAME", data_format="NCHW")
+)
+T.case("max_pool_slices_float64", POOLED[:, :27].astype(np.float64))(
+    lambda tf, x: [
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+    ]
+)
 
 
 def test_the_large_cases_are_sharded() -> None:
     # guards the cases above against a raised threshold
     assert LARGE.size >= sharded.SHARD_MIN
+    assert POOLED.size >= pooling._PARALLEL_ELEMENTS
+    assert 1 < POOLED[0].nbytes * len(POOLED) // pooling._SLICE_BYTES < len(POOLED)
 
 
 @pytest.mark.parametrize("case", T.params())
