@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.graph import shapes as S
+
 from . import sharded
 from .gemm import matmul
 from .registry import Aliasing, Compute, KernelContext, register_kernel
@@ -59,8 +61,9 @@ _SHARDED = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
 
 
 def _sharded_operator_kernel(fn: Compute, ufunc: Any, ctx: KernelContext) -> Compute:
-    if ctx.xp is not np:
-        return fn
+    size = S.num_elements(ctx.op.outputs[0]._shape)
+    if ctx.xp is not np or (size is not None and size < sharded.SHARD_MIN):
+        return fn  # known small (a scalar's add): the operator itself, no check per call
     least = sharded.SHARD_MIN
 
     def compute(x: Any, y: Any) -> Any:
