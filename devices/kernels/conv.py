@@ -7,7 +7,9 @@ gradient, added back into the padded input one filter tap at a time (col2im), or
 strides and many input channels, the convolution of out_backprop by the flipped filter. On the
 CPU each runs over slices of the batch (see ``_SLICE_BYTES``), on the intra-op pool's threads
 when the work is large (``_PARALLEL_MACS``). NCHW runs through NHWC views. A 1x1 unit-stride
-unpadded convolution needs no patch copy.
+unpadded convolution needs no patch copy. With few elements per window row (kw*C, one input
+channel's 5) the patch matrix is built transposed, a copy per tap along image rows, and the GEMMs
+take its transposed view.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def _pointwise(win: Window) -> bool:
 # alone 13 ms (numpy, one OpenBLAS thread). A GPU takes the whole batch in one GEMM.
 _SLICE_BYTES = 2 << 20
 _TAP_GEMM_CHANNELS = 16
+_NARROW_ROW = 16
 # Multiply-adds from which a kernel's slices run on the intra-op pool (``run_parts``): a hand-off
 # costs tens of microseconds, this much work about a millisecond of one core.
 _PARALLEL_MACS = PARALLEL_MACS
@@ -86,6 +89,25 @@ def _cols(xp: Any, xpad: Any, win: Window, a: int, b: int) -> Any:
     return patches(xp, xpad[a:b], win).reshape(-1, win.kh * win.kw * xpad.shape[3])
 
 
+def _narrow(win: Window, c: int) -> bool:
+    """Whether a window row holds so few elements (kw*C) that the patch matrix is better built
+    transposed (``_cols_t``): the patch view's copy runs over kw*C contiguous elements at a time."""
+    return win.kw * c < _NARROW_ROW
+
+
+def _cols_t(xp: Any, xpad: Any, win: Window, a: int, b: int) -> Any:
+    """The transposed patch matrix (kh*kw*C, (b - a) * out_h * out_w) of images [a, b), one
+    copy per filter tap and channel, each along image rows. On the MNIST CNN's first layer
+    (64x28x28x1, 5x5) 0.85 ms against 2.8 ms for the patch view's copy (one core)."""
+    c = xpad.shape[3]
+    n = b - a
+    out = xp.empty((win.kh, win.kw, c, n, win.out_h, win.out_w), dtype=xpad.dtype)
+    for i in range(win.kh):
+        for j in range(win.kw):
+            out[i, j] = tap(xpad[a:b], win, i, j).transpose(3, 0, 1, 2)
+    return out.reshape(win.kh * win.kw * c, n * win.out_h * win.out_w)
+
+
 def conv_nhwc(xp: Any, x: Any, f: Any, win: Window) -> Any:
     """NHWC convolution of ``x`` by HWIO ``f``, one GEMM per slice of images."""
     n, c = x.shape[0], x.shape[3]
@@ -97,7 +119,11 @@ def conv_nhwc(xp: Any, x: Any, f: Any, win: Window) -> Any:
     pix = win.out_h * win.out_w
     out = xp.empty((n * pix, o), dtype=x.dtype)
 
+    narrow = _narrow(win, c)
+
     def part(a: int, b: int) -> Task:
+        if narrow:
+            return lambda: xp.matmul(_cols_t(xp, xpad, win, a, b).T, f2, out=out[a * pix : b * pix])
         return lambda: xp.matmul(_cols(xp, xpad, win, a, b), f2, out=out[a * pix : b * pix])
 
     slices = _slices(xp, n, pix * f2.shape[0] * x.itemsize)
@@ -117,12 +143,14 @@ def filter_grad_nhwc(xp: Any, x: Any, dy: Any, win: Window, fshape: tuple[int, .
     slices = _slices(xp, n, pix * win.kh * win.kw * x.shape[3] * x.itemsize)
     runs = [slices[k::_FILTER_GRAD_PARTS] for k in range(min(_FILTER_GRAD_PARTS, len(slices)))]
     sums: list[Any] = [None] * len(runs)
+    narrow = _narrow(win, x.shape[3])
 
     def part(k: int) -> Task:
         def work() -> None:
             total = None
             for a, b in runs[k]:
-                df = xp.matmul(_cols(xp, xpad, win, a, b).T, dy2[a * pix : b * pix])
+                cols_t = _cols_t(xp, xpad, win, a, b) if narrow else _cols(xp, xpad, win, a, b).T
+                df = xp.matmul(cols_t, dy2[a * pix : b * pix])
                 total = df if total is None else xp.add(total, df, out=total)
             sums[k] = total
 
