@@ -10,6 +10,7 @@ from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.slicing import to_numpy_key
 
 from .registry import Aliasing, Compute, KernelContext, register_kernel
+from .segment import out_of_range
 
 
 @register_kernel("Shape", aliasing=Aliasing.FRESH)
@@ -170,7 +171,7 @@ def _gather(ctx: KernelContext) -> Compute:
     def compute(params: Any, indices: Any) -> Any:
         n = xp.shape(params)[axis]
         idx = xp.asarray(indices)
-        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        if idx.size and out_of_range(idx, n):
             raise IndexError(
                 f"{name}: indices must be in [0, {n}), got range [{int(idx.min())}, {int(idx.max())}]"
             )

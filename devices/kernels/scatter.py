@@ -11,7 +11,7 @@ from antcolony.errors import InvalidArgumentError
 
 from ..resources import check_ref
 from .registry import Aliasing, Compute, KernelContext, register_kernel
-from .segment import check_ids
+from .segment import UNSIGNED, check_ids
 
 # op type -> ufunc name whose ``.at`` applies updates at (possibly repeated) indices; None: assignment
 _ROW_UFUNCS: dict[str, str | None] = {
@@ -49,7 +49,7 @@ def scatter_rows_checked(target: np.ndarray, idx: np.ndarray, updates: np.ndarra
     Written for the fewest numpy calls (in a training step each costs several us, more than the
     arithmetic on a few hundred rows): as unsigned integers, a negative index is above any
     bound, so the largest index is the whole check, and the sort of the indices finds it."""
-    uidx = idx.view(_UNSIGNED[idx.dtype]) if idx.dtype in _UNSIGNED else idx
+    uidx = idx.view(UNSIGNED[idx.dtype]) if idx.dtype in UNSIGNED else idx
     n, bound = uidx.size, target.shape[0]
     if target.ndim == 1:
         # one call, rows applied in index order (.at's fast 1-D loop)
@@ -89,7 +89,6 @@ def scatter_rows_checked(target: np.ndarray, idx: np.ndarray, updates: np.ndarra
     target[rows] = work
 
 
-_UNSIGNED = {np.dtype(f"int{b}"): np.dtype(f"uint{b}") for b in (8, 16, 32, 64)}
 _OFFSETS: dict[int, np.ndarray] = {}
 
 
