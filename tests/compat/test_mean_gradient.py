@@ -1,0 +1,32 @@
+"""The gradient of reduce_mean is the incoming gradient over the number of elements each output
+averages, with the input's shape known when building (a constant count) or only when running."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import antcolony.compat.v1 as tf
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["static", "dynamic"])
+@pytest.mark.parametrize(
+    ("axis", "keepdims"), [(None, False), (0, False), (1, True), ((0, 2), False), (-1, True)]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mean_gradient_divides_by_the_averaged_count(known: bool, axis, keepdims: bool, dtype) -> None:
+    rng = np.random.default_rng(0)
+    value = rng.standard_normal((4, 3, 5)).astype(dtype)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(dtype, value.shape if known else [None, 3, None])
+        y = tf.reduce_mean(x, axis=axis, keepdims=keepdims)
+        upstream = rng.standard_normal(np.mean(value, axis=axis, keepdims=keepdims).shape).astype(dtype)
+        (grad,) = tf.gradients(y, [x], grad_ys=tf.constant(upstream))
+    with tf.Session(graph=g) as sess:
+        got_y, got = sess.run([y, grad], {x: value})
+    count = value.size // max(np.asarray(got_y).size, 1)
+    kept = upstream.reshape(np.mean(value, axis=axis, keepdims=True).shape)
+    want = np.broadcast_to(kept / dtype(count), value.shape)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
