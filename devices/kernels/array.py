@@ -139,11 +139,16 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
 
 def _broadcast_view(x: np.ndarray, like_shape: tuple[int, ...]) -> np.ndarray | None:
     """The read-only view ``np.broadcast_to(x, np.broadcast_shapes(x.shape, like_shape))`` makes,
-    built directly (zero strides on the broadcast axes) for a C-contiguous ``x``: ~2 us against
-    ~9.5 us for numpy's Python wrappers (128x1 like 128x65). None where numpy must decide
-    (not contiguous, or shapes that do not broadcast: numpy raises its error)."""
+    built directly (zero strides on the broadcast axes): ~2 us against ~9.5 us for numpy's
+    Python wrappers (128x1 like 128x65). For a C-contiguous ``x``, and for a broadcast single
+    value (all strides zero: a mean's gradient, reshaped; 5.2 against 9.3 us), viewed from a
+    copy of its value. None where numpy must decide (other memory: finding a view's offset in
+    its base costs what numpy's wrappers cost; or shapes that do not broadcast: numpy raises)."""
+    buffer = x
     if not x.flags.c_contiguous:
-        return None
+        if not x.size or any(x.strides):
+            return None
+        buffer = np.asarray(x[(0,) * x.ndim])
     ndim = max(x.ndim, len(like_shape))
     xs = (1,) * (ndim - x.ndim) + x.shape
     ls = (1,) * (ndim - len(like_shape)) + tuple(like_shape)
@@ -158,7 +163,7 @@ def _broadcast_view(x: np.ndarray, like_shape: tuple[int, ...]) -> np.ndarray | 
             strides.append(0)
         else:
             return None
-    view = np.ndarray(tuple(shape), x.dtype, x, 0, tuple(strides))
+    view = np.ndarray(tuple(shape), x.dtype, buffer, 0, tuple(strides))
     view.flags.writeable = False
     return view
 

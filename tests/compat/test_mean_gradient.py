@@ -30,3 +30,20 @@ def test_mean_gradient_divides_by_the_averaged_count(known: bool, axis, keepdims
     want = np.broadcast_to(kept / dtype(count), value.shape)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradient_of_a_mean_of_row_sums_broadcasts_the_mean_gradient_to_every_element(dtype) -> None:
+    # the mean's gradient is one value broadcast along the rows; the sum's broadcasts it again
+    # along the columns, to the elements that a product then reads
+    rng = np.random.default_rng(1)
+    value, scale = rng.standard_normal((6, 5)).astype(dtype), rng.standard_normal((6, 5)).astype(dtype)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(dtype, value.shape)
+        loss = tf.reduce_mean(tf.reduce_sum(x * scale, axis=1))
+        (grad,) = tf.gradients(loss * 3.0, [x])
+    with tf.Session(graph=g) as sess:
+        got = sess.run(grad, {x: value})
+    np.testing.assert_allclose(got, scale * dtype(3.0) / dtype(6), rtol=1e-6)
+    assert got.dtype == dtype and got.shape == value.shape
