@@ -137,22 +137,31 @@ def _broadcast_like(ctx: KernelContext) -> Compute:
     return compute
 
 
+_SMALL_COPY = 4096  # elements: copied in ~1 us, far less than numpy's broadcast_to wrappers
+
+
 def _broadcast_view(x: np.ndarray, like_shape: tuple[int, ...]) -> np.ndarray | None:
     """The read-only view ``np.broadcast_to(x, np.broadcast_shapes(x.shape, like_shape))`` makes,
     built directly (zero strides on the broadcast axes): ~2 us against ~9.5 us for numpy's
-    Python wrappers (128x1 like 128x65). For a C-contiguous ``x``, and for a broadcast single
-    value (all strides zero: a mean's gradient, reshaped; 5.2 against 9.3 us), viewed from a
-    copy of its value. None where numpy must decide (other memory: finding a view's offset in
-    its base costs what numpy's wrappers cost; or shapes that do not broadcast: numpy raises)."""
+    Python wrappers (128x1 like 128x65). For a C-contiguous ``x``; a broadcast single value
+    (all strides zero: a mean's gradient, reshaped; 5.2 against 9.3 us) is viewed from a copy
+    of its value, another small ``x`` (a column sliced from a concat's gradient) from a
+    contiguous copy. None where numpy must decide (a large view: finding its offset in its
+    base costs what numpy's wrappers cost; or shapes that do not broadcast: numpy raises)."""
     buffer = x
     if not x.flags.c_contiguous:
-        if not x.size or any(x.strides):
+        if not x.size:
             return None
-        buffer = np.asarray(x[(0,) * x.ndim])
+        if not any(x.strides):
+            buffer = np.asarray(x[(0,) * x.ndim])
+        elif x.size <= _SMALL_COPY:
+            buffer = x = np.ascontiguousarray(x)
+        else:
+            return None
     ndim = max(x.ndim, len(like_shape))
     xs = (1,) * (ndim - x.ndim) + x.shape
     ls = (1,) * (ndim - len(like_shape)) + tuple(like_shape)
-    xstrides = (0,) * (ndim - x.ndim) + x.strides
+    xstrides = (0,) * (ndim - x.ndim) + (x.strides if buffer is x else (0,) * x.ndim)
     shape, strides = [], []
     for a, b, st in zip(xs, ls, xstrides):
         if a == b or b == 1:

@@ -1,5 +1,7 @@
-"""The gradient of reduce_mean is the incoming gradient over the number of elements each output
-averages, with the input's shape known when building (a constant count) or only when running."""
+"""Gradients of reductions: reduce_mean's is the incoming gradient over the number of elements
+each output averages, with the input's shape known when building (a constant count) or only
+when running; reduce_sum's broadcasts the incoming gradient back, whatever memory holds it (a
+value broadcast already, a column sliced from another gradient)."""
 
 from __future__ import annotations
 
@@ -47,3 +49,20 @@ def test_gradient_of_a_mean_of_row_sums_broadcasts_the_mean_gradient_to_every_el
         got = sess.run(grad, {x: value})
     np.testing.assert_allclose(got, scale * dtype(3.0) / dtype(6), rtol=1e-6)
     assert got.dtype == dtype and got.shape == value.shape
+
+
+@pytest.mark.parametrize("rows", [4, 5000])
+def test_gradient_of_a_row_sum_concatenated_with_other_columns(rows: int) -> None:
+    # concat's gradient hands the sum a column sliced from its own (a strided view)
+    rng = np.random.default_rng(2)
+    value, other = rng.standard_normal((rows, 3)), rng.standard_normal((rows, 2))
+    scale = rng.standard_normal((rows, 3))
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float64, value.shape)
+        joined = tf.concat([tf.reduce_sum(x, axis=1, keepdims=True), tf.constant(other)], axis=1)
+        loss = tf.reduce_sum(joined * tf.constant(scale))
+        (grad,) = tf.gradients(loss, [x])
+    with tf.Session(graph=g) as sess:
+        got = sess.run(grad, {x: value})
+    np.testing.assert_array_equal(got, np.broadcast_to(scale[:, :1], value.shape))
