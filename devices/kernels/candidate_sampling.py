@@ -16,6 +16,7 @@ import numpy as np
 from antcolony.graph.ops.candidate_sampling import shard_ids
 
 from .registry import Compute, KernelContext, register_kernel
+from .segment import UNSIGNED, check_ids
 
 _FLT_MAX = np.finfo(np.float32).max
 _MAX_TRIES = 2**31 - 1  # TF's limit on rejection draws
@@ -47,10 +48,16 @@ def distribution(op_type: str) -> Callable[[Callable[[KernelContext], Distributi
     return deco
 
 
+_TABLE_MAX = 1 << 20  # classes: a probability table of at most 4 MiB per sampler op
+
+
 class LogUniform:
     def __init__(self, range_max: int) -> None:
         self.range_max = self.support = range_max
         self.log_range = math.log(range_max + 1)
+        # Every class's probability, computed once when the vocabulary is small enough: a step
+        # then looks its classes up (one numpy call) instead of computing them (seven).
+        self.table = self._compute(np.arange(range_max)) if range_max <= _TABLE_MAX else None
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         # exp(u * log(range + 1)) - 1, floored: P(k) = log((k + 2) / (k + 1)) / log(range + 1).
@@ -63,6 +70,14 @@ class LogUniform:
         return values
 
     def probability(self, values: np.ndarray) -> np.ndarray:
+        table = self.table
+        if table is not None and values.size:
+            unsigned = UNSIGNED.get(values.dtype)
+            if unsigned is not None and values.view(unsigned).max() < self.range_max:
+                return table.take(values)
+        return self._compute(values)
+
+    def _compute(self, values: np.ndarray) -> np.ndarray:
         v = values + 1.0  # (float64, as TF computes it)
         ratio = v + 1.0
         ratio /= v
@@ -171,6 +186,7 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
     xp, rng = ctx.xp, ctx.resources.rng_for(ctx.op)
     dist = DISTRIBUTIONS[ctx.op.type](ctx)
     n, unique, num_true, name = ctx.attr("num_sampled"), ctx.attr("unique"), ctx.attr("num_true"), ctx.op.name
+    range_max = ctx.attr("range_max")
 
     def compute(true_classes: Any) -> tuple[Any, Any, Any]:
         tc = np.asarray(true_classes)
@@ -178,6 +194,7 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
             raise ValueError(
                 f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
             )
+        check_ids(tc, range_max, "true_classes", name)  # (as TF: no class outside the range)
         if unique and n > dist.support:
             # the rejection loop would never end
             raise ValueError(

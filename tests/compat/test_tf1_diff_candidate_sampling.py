@@ -244,3 +244,12 @@ def test_tf_random_names_the_samplers_as_tf_does() -> None:
     ):
         assert getattr(acv1.random, name) is getattr(acv1.nn, name)
     assert acv1.random.uniform is acv1.random_uniform and acv1.random.set_random_seed is acv1.set_random_seed
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+@pytest.mark.parametrize("bad", [RANGE, 100, -1])
+def test_a_true_class_outside_the_range_is_an_error_as_in_tf(sampler: str, bad: int) -> None:
+    classes = np.array([[0, 1], [3, bad]], np.int64)
+    for fw in FRAMEWORKS.values():
+        with pytest.raises(fw.errors.InvalidArgumentError):
+            _run(fw, lambda tf: SAMPLERS[sampler](tf, classes, 5, False))
