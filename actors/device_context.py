@@ -50,10 +50,16 @@ class SessionDevices:
             return False
         if not kd.expensive:
             return True
-        # an expensive kernel runs inline when its inputs hold fewer elements than the threshold
+        # an expensive kernel runs inline when its inputs hold fewer elements than its threshold
         # (node.py); their static shapes bound what any step can give it
         total = static_input_elements(op)
-        return total is not None and total < self.inline_threshold
+        return total is not None and total < self.inline_threshold * kd.inline_scale
+
+    def kernel_inline_threshold(self, op: Operation, device: str) -> int:
+        """Input elements from which ``op``'s expensive kernel is launched on its worker instead
+        of running inline: the session's ``inline_threshold`` times the kernel's ``inline_scale``."""
+        kd = find_kernel(op.type, _device_type(device))
+        return self.inline_threshold * (1 if kd is None else kd.inline_scale)
 
     def output_aliasing(self, op: Operation) -> Aliasing:
         """Control-flow ops (no kernel) pass their inputs on."""

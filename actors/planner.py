@@ -49,7 +49,6 @@ class PlacementContext(Protocol):
 class ResourceContext(Protocol):
     """What binding a plan creates through the session (kernels, workers, engine vars, constants)."""
 
-    inline_threshold: int
     gpu_pipeline: bool  # GPU kernels hand their outputs to same-GPU consumers at launch
     bulk_segments: bool  # a partition's cheap CPU nodes run in one SegmentActor (segment.py)
     gpu_workers: Sequence[Any]  # the device workers of the GPUs, by index
@@ -57,6 +56,10 @@ class ResourceContext(Protocol):
     def kernel(
         self, op: Operation, device: str
     ) -> tuple[Any, bool, bool]: ...  # compute, expensive, blocking
+    def kernel_inline_threshold(self, op: Operation, device: str) -> int:
+        """Input elements from which ``op``'s expensive kernel leaves the node's turn."""
+        ...
+
     def worker(self, device: str) -> Any: ...
     def engine_access(
         self, op: Operation, device: str
@@ -452,7 +455,7 @@ def _op_spec(op: Operation, device: str, ctx: ResourceContext) -> NodeSpec:
         single_output=len(op.outputs) == 1,
         # GPU kernels always go to a stream; CPU kernels when expensive and large, or blocking.
         expensive=expensive or on_gpu,
-        inline_threshold=0 if on_gpu or blocking else ctx.inline_threshold,
+        inline_threshold=0 if on_gpu or blocking else ctx.kernel_inline_threshold(op, device),
         device=device,
         worker=ctx.worker(device),
         engine=engine,

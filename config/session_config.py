@@ -90,7 +90,8 @@ class SessionConfig:
         pool as wide as the cores, whatever this limit (devices/kernels/elementwise.py).
     inline_threshold: an expensive kernel (matmul, reductions, ...) whose inputs hold fewer
         elements than this runs inline on the node actor's turn instead of on a worker thread
-        (env ``ANTCOLONY_INLINE_THRESHOLD``).
+        (env ``ANTCOLONY_INLINE_THRESHOLD``); a kernel making one cheap pass over its inputs
+        (AddN) up to a multiple of it (its kernel's ``inline_scale``).
     bulk_segments: host a partition's cheap CPU nodes of a graph without control flow in one
         segment actor that runs them in dataflow order (MXNet's bulk execution), instead of an
         actor each (env ``ANTCOLONY_BULK_SEGMENTS``; default True). Cheap kernels run on the

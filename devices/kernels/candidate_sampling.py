@@ -16,6 +16,7 @@ import numpy as np
 from antcolony.graph.ops.candidate_sampling import shard_ids
 
 from .registry import Compute, KernelContext, register_kernel
+from .segment import UNSIGNED, check_ids
 
 _FLT_MAX = np.finfo(np.float32).max
 _MAX_TRIES = 2**31 - 1  # TF's limit on rejection draws
@@ -47,19 +48,42 @@ def distribution(op_type: str) -> Callable[[Callable[[KernelContext], Distributi
     return deco
 
 
+_TABLE_MAX = 1 << 20  # classes: a probability table of at most 4 MiB per sampler op
+
+
 class LogUniform:
     def __init__(self, range_max: int) -> None:
         self.range_max = self.support = range_max
         self.log_range = math.log(range_max + 1)
+        # Every class's probability, computed once when the vocabulary is small enough: a step
+        # then looks its classes up (one numpy call) instead of computing them (seven).
+        self.table = self._compute(np.arange(range_max)) if range_max <= _TABLE_MAX else None
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         # exp(u * log(range + 1)) - 1, floored: P(k) = log((k + 2) / (k + 1)) / log(range + 1).
-        values = np.exp(rng.random(n) * self.log_range).astype(np.int64) - 1
-        return values % self.range_max  # guards the u -> 1 round-off edge, as TF
+        # (In place: in a training step each numpy call costs more than its arithmetic.)
+        u = rng.random(n)
+        u *= self.log_range
+        values = np.exp(u, out=u).astype(np.int64)
+        values -= 1
+        values %= self.range_max  # guards the u -> 1 round-off edge, as TF
+        return values
 
     def probability(self, values: np.ndarray) -> np.ndarray:
-        v = values.astype(np.float64)
-        return (np.log((v + 2.0) / (v + 1.0)) / self.log_range).astype(np.float32)
+        table = self.table
+        if table is not None and values.size:
+            unsigned = UNSIGNED.get(values.dtype)
+            if unsigned is not None and values.view(unsigned).max() < self.range_max:
+                return table.take(values)
+        return self._compute(values)
+
+    def _compute(self, values: np.ndarray) -> np.ndarray:
+        v = values + 1.0  # (float64, as TF computes it)
+        ratio = v + 1.0
+        ratio /= v
+        np.log(ratio, out=ratio)
+        ratio /= self.log_range
+        return ratio.astype(np.float32)
 
 
 class Uniform:
@@ -114,21 +138,35 @@ def draw(dist: Distribution, rng: np.random.Generator, n: int, unique: bool) -> 
     tries, block = 0, max(2 * n, 16)
     while tries < _MAX_TRIES:
         values = dist.sample(rng, block)
-        # each distinct value's first position, in order of position: the values in order of
-        # first appearance
-        first = np.unique(values, return_index=True)[1]
-        first.sort()
+        first = _first_positions(values)
         distinct = values[first]
         if chosen.size:  # (np.isin costs ~20 us even on an empty array; most draws need one block)
             fresh = ~np.isin(distinct, chosen)
             distinct, first = distinct[fresh], first[fresh]
         need = n - chosen.size
         if distinct.size >= need:
-            return np.concatenate([chosen, distinct[:need]]), tries + int(first[need - 1]) + 1
+            taken = distinct[:need]
+            return (np.concatenate([chosen, taken]) if chosen.size else taken), tries + int(
+                first[need - 1]
+            ) + 1
         chosen = np.concatenate([chosen, distinct])
         tries += block
         block = min(2 * block, _MAX_BLOCK)
     raise ValueError(f"drew {tries} candidates without finding {n} distinct ones; lower num_sampled")
+
+
+def _first_positions(values: np.ndarray) -> np.ndarray:
+    """The position of each distinct value's first appearance, in increasing order (so the
+    values at them are the distinct values in order of first appearance): what np.unique's
+    return_index gives, sorted, in fewer numpy calls."""
+    order = values.argsort(kind="stable")  # equal values keep their order: the first leads
+    ranked = values[order]
+    leads = np.empty(values.size, bool)
+    leads[:1] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=leads[1:])
+    first = order[leads]
+    first.sort()
+    return first
 
 
 def expected_count(p: np.ndarray, n: int, tries: int) -> np.ndarray:
@@ -136,13 +174,19 @@ def expected_count(p: np.ndarray, n: int, tries: int) -> np.ndarray:
     in ``tries`` draws: ``p * n`` without rejections, else ``1 - (1 - p) ** tries``."""
     if tries == n:
         return (p * np.float32(n)).astype(np.float32)
-    return (-np.expm1(np.float32(tries) * np.log1p(-p))).astype(np.float32)
+    # float32 throughout, in place: -expm1(tries * log1p(-p))
+    out = np.negative(p, dtype=np.float32)
+    np.log1p(out, out=out)
+    out *= np.float32(tries)
+    np.expm1(out, out=out)
+    return np.negative(out, out=out)
 
 
 def _sampler_kernel(ctx: KernelContext) -> Compute:
     xp, rng = ctx.xp, ctx.resources.rng_for(ctx.op)
     dist = DISTRIBUTIONS[ctx.op.type](ctx)
     n, unique, num_true, name = ctx.attr("num_sampled"), ctx.attr("unique"), ctx.attr("num_true"), ctx.op.name
+    range_max = ctx.attr("range_max")
 
     def compute(true_classes: Any) -> tuple[Any, Any, Any]:
         tc = np.asarray(true_classes)
@@ -150,15 +194,17 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
             raise ValueError(
                 f"{name}: true_classes must have shape [batch, {num_true}], got {list(tc.shape)}"
             )
+        check_ids(tc, range_max, "true_classes", name)  # (as TF: no class outside the range)
         if unique and n > dist.support:
             # the rejection loop would never end
             raise ValueError(
                 f"{name}: cannot draw {n} distinct classes, only {dist.support} have a non-zero probability"
             )
         sampled, tries = draw(dist, rng, n, unique)
-        true_count = expected_count(dist.probability(tc), n, tries)
-        sampled_count = expected_count(dist.probability(sampled), n, tries)
-        return xp.asarray(sampled), xp.asarray(true_count), xp.asarray(sampled_count)
+        # both sets of classes in one pass (few numpy calls), then split
+        counts = expected_count(dist.probability(np.concatenate([tc.reshape(-1), sampled])), n, tries)
+        true_count = counts[: tc.size].reshape(tc.shape)
+        return xp.asarray(sampled), xp.asarray(true_count), xp.asarray(counts[tc.size :])
 
     return compute
 

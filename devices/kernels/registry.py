@@ -59,6 +59,10 @@ class KernelDef:
     expensive: bool
     blocking: bool = False
     aliasing: Aliasing | Callable[[Operation], Aliasing] = Aliasing.INPUTS
+    #: an expensive kernel runs inline while its inputs hold fewer than ``inline_scale`` times
+    #: the session's ``inline_threshold`` elements: > 1 for kernels doing one cheap pass over
+    #: their inputs (AddN), whose time at the threshold is far below a hand-off's to a worker
+    inline_scale: int = 1
 
     def aliasing_of(self, op: Operation) -> Aliasing:
         """What ``op``'s outputs from this kernel may share (see ``Aliasing``)."""
@@ -76,15 +80,18 @@ def register_kernel(
     expensive: bool = False,
     blocking: bool = False,
     aliasing: Aliasing | Callable[[Operation], Aliasing] = Aliasing.INPUTS,
+    inline_scale: int = 1,
 ) -> Callable[[Factory], Factory]:
     """Decorator registering a kernel factory for ``op_type`` on the given device types; a
     ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs.
     ``aliasing`` says what its outputs may share (``Aliasing``); the default, INPUTS, is right
     for any kernel that keeps nothing between runs: mark FRESH what always makes new arrays,
-    HELD what returns kept memory."""
+    HELD what returns kept memory. ``inline_scale``: see ``KernelDef.inline_scale``."""
 
     def deco(factory: Factory) -> Factory:
-        kd = KernelDef(op_type, factory, frozenset(devices), expensive or blocking, blocking, aliasing)
+        kd = KernelDef(
+            op_type, factory, frozenset(devices), expensive or blocking, blocking, aliasing, inline_scale
+        )
         slot = KERNELS.setdefault(op_type, {})
         for d in devices:
             if d in slot:

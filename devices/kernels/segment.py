@@ -8,10 +8,24 @@ import numpy as np
 
 from .registry import Compute, KernelContext, register_kernel
 
+#: integer dtype -> the unsigned one of its width: viewed so, a negative id is above any limit,
+#: and one ``max`` checks both bounds
+UNSIGNED = {np.dtype(f"{kind}{b}"): np.dtype(f"uint{b}") for kind in ("int", "uint") for b in (8, 16, 32, 64)}
+
+
+def out_of_range(ids: Any, limit: int) -> bool:
+    """Whether some of the (non-empty) ``ids`` are outside ``[0, limit)``: one pass for integers."""
+    unsigned = UNSIGNED.get(ids.dtype)
+    if unsigned is not None:
+        return bool(ids.view(unsigned).max() >= limit)
+    return bool(ids.max() >= limit or ids.min() < 0)
+
 
 def check_ids(ids: Any, limit: int, what: str, name: str, allow_negative: bool = False) -> None:
     """Every id < ``limit`` (and >= 0 unless negatives mean "drop"), else an error naming the node."""
     if not ids.size:
+        return
+    if not allow_negative and not out_of_range(ids, limit):
         return
     lo, hi = int(ids.min()), int(ids.max())
     if hi >= limit or (lo < 0 and not allow_negative):

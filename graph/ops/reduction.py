@@ -153,9 +153,16 @@ def _sum_grad(op: Operation, grad: Tensor) -> list:
 @register_gradient("Mean")
 def _mean_grad(op: Operation, grad: Tensor) -> list:
     from .array import size
+    from .constant import constant
 
     x, y = op.inputs[0], op.outputs[0]
-    count = cast(size(x), x.dtype) / cast(size(y), x.dtype)
+    n_in, n_out = S.num_elements(x._shape), S.num_elements(y._shape)
+    if n_in is not None and n_out is not None:
+        # Shapes known when building (TF1's rule too): the count is a constant, not four ops a
+        # step, and the forward value is not read for its size.
+        count = constant(np.asarray(n_in // max(n_out, 1), dtype=x.dtype), name="count")
+    else:
+        count = cast(size(x), x.dtype) / cast(size(y), x.dtype)
     return [_expand_reduced(grad / count, op)]
 
 

@@ -83,17 +83,16 @@ def _lookup(params: list[Any], ids: Tensor, partition_strategy: str) -> Tensor:
 
 
 def _true_and_sampled(
-    params: list[Any], labels_flat: Tensor, all_ids: Tensor | None, sampled: Tensor, strategy: str
+    params: list[Any], labels_flat: Tensor, sampled: Tensor, strategy: str
 ) -> tuple[Tensor, Tensor]:
-    """The rows of the true classes and of the sampled ones: one lookup of ``all_ids`` (both,
-    concatenated; one gradient to accumulate) when the number of true ids is known at build
-    time, else two lookups."""
-    if all_ids is None:
-        return _lookup(params, labels_flat, strategy), _lookup(params, sampled, strategy)
-    assert labels_flat._shape is not None  # all_ids is built only when the count is static
-    n_true = labels_flat._shape[0]
-    both = _lookup(params, all_ids, strategy)
-    return both[:n_true], both[n_true:]
+    """The rows of the true classes and of the sampled ones, by one lookup each. (TF looks both
+    up at once and slices the rows apart; the gradient is then the two slices' gradients padded
+    with zeros to all rows and added. Two lookups give two IndexedSlices, which the gradient
+    concatenates: no dense rows of zeros, no AddN, the same values and the same update order.)
+    The sampled rows' lookup is built first: gradients are collected in the reverse order, so
+    the concatenated update applies the true classes' rows first, as TF's does."""
+    sampled_rows = _lookup(params, sampled, strategy)
+    return _lookup(params, labels_flat, strategy), sampled_rows
 
 
 def _targets(true_logits: Tensor, sampled_logits: Tensor, num_true: int) -> Tensor:
@@ -166,10 +165,8 @@ def compute_sampled_logits(
         sampled = cast(sampled, dtypes.int64)
         labels_flat = reshape(lab, [-1])
 
-        static_count = labels_flat._shape is not None and labels_flat._shape[0] is not None
-        all_ids = concat([labels_flat, sampled], 0) if static_count else None
-        true_w, sampled_w = _true_and_sampled(shards, labels_flat, all_ids, sampled, partition_strategy)
-        true_b, sampled_b = _true_and_sampled([biases], labels_flat, all_ids, sampled, partition_strategy)
+        true_w, sampled_w = _true_and_sampled(shards, labels_flat, sampled, partition_strategy)
+        true_b, sampled_b = _true_and_sampled([biases], labels_flat, sampled, partition_strategy)
         true_w, sampled_w, true_b, sampled_b = (
             cast(t, x.dtype) for t in (true_w, sampled_w, true_b, sampled_b)
         )

@@ -151,6 +151,34 @@ async def test_an_expensive_member_above_the_threshold_runs_on_the_cpu_worker():
     assert neg.worker == "inline" and mm.worker != "inline", (neg.worker, mm.worker)
 
 
+@pytest.mark.parametrize("segments", [True, False], ids=["segment", "node_actors"])
+async def test_add_n_runs_inline_up_to_eight_times_the_threshold(segments):
+    # AddN is one pass over its inputs: 200 input elements stay inline under a threshold of 100
+    # (a matmul of the same inputs is launched), 1800 do not
+    g = ac.Graph()
+    with g.as_default():
+        a = ac.placeholder(ac.float32, [10, 10], name="a")
+        b = ac.placeholder(ac.float32, [30, 30], name="b")
+        small = ac.add_n([a, a], name="small")
+        mm = ac.matmul(a, a, name="mm")
+        large = ac.add_n([b, b], name="large")
+    meta = ac.RunMetadata()
+    av, bv = np.arange(100, dtype=np.float32).reshape(10, 10), np.ones((30, 30), np.float32)
+    async with ac.Session(g, config=_config(segments, threshold=100)) as sess:
+        got = await sess.run(
+            [small, mm, large],
+            {a: av, b: bv},
+            options=ac.RunOptions(trace_level=ac.RunOptions.FULL_TRACE),
+            run_metadata=meta,
+        )
+    np.testing.assert_array_equal(got[0], av + av)
+    np.testing.assert_allclose(got[1], av @ av)
+    np.testing.assert_array_equal(got[2], bv + bv)
+    workers = {s.node_name: s.worker for s in meta.step_stats}
+    assert workers["small"] == "inline", workers
+    assert workers["mm"] != "inline" and workers["large"] != "inline", workers
+
+
 async def test_a_long_segment_lets_other_tasks_run_during_the_step():
     g, x, h = _chain(5000)
     async with ac.Session(g, config=_config(True)) as sess:

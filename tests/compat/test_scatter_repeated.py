@@ -52,3 +52,67 @@ def test_repeated_indices_apply_in_index_order(kind: str, shape: tuple[int, ...]
         sess.run(op)
         got = sess.run(v)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "max"])
+@pytest.mark.parametrize("shape", [(6, 4), (6,)], ids=["rows", "vector"])
+@pytest.mark.parametrize("bad", [-1, 6])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_an_index_out_of_range_fails_the_step_before_any_row_changes(
+    kind: str, shape: tuple[int, ...], bad: int, index_dtype: type
+) -> None:
+    # the bad index comes after valid (and repeated) ones: none of them may have been applied
+    value = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    idx = np.array([1, 1, 4, bad, 2], index_dtype)
+    updates = np.ones((5, *shape[1:]), np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        ids = tf.placeholder(tf.as_dtype(index_dtype), [None])
+        rows = tf.placeholder(tf.float32, [None, *shape[1:]])
+        op = getattr(tf, f"scatter_{kind}")(v, ids, rows, name="scatter")
+    with tf.Session(graph=g) as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"scatter.*indices must be in \[0, 6\)"):
+            sess.run(op, {ids: idx, rows: updates})
+        np.testing.assert_array_equal(sess.run(v), value)
+        sess.run(op, {ids: idx[:3], rows: updates[:3]})  # the session is still usable
+        want = value.copy()
+        for i in idx[:3]:
+            want[i] = _SEQUENTIAL[kind](want[i], updates[0])
+        np.testing.assert_array_equal(sess.run(v), want)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (5,)], ids=["rows", "vector"])
+def test_an_empty_batch_of_indices_changes_nothing(shape: tuple[int, ...]) -> None:
+    value = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        ids = tf.placeholder(tf.int32, [None])
+        rows = tf.placeholder(tf.float64, [None, *shape[1:]])
+        op = tf.scatter_sub(v, ids, rows)
+    with tf.Session(graph=g) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(op, {ids: np.zeros(0, np.int32), rows: np.zeros((0, *shape[1:]))})
+        np.testing.assert_array_equal(sess.run(v), value)
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "max", "min"])
+def test_integer_rows_with_repeated_indices_apply_in_index_order(kind: str) -> None:
+    value, idx, _ = _case((50, 7), np.float32)
+    value = value.astype(np.int32)
+    updates = np.random.default_rng(4).integers(-1000, 1000, (idx.size, 7)).astype(np.int32)
+    want = value.copy()
+    for i, row in zip(idx, updates):
+        want[i] = _SEQUENTIAL[kind](want[i], row)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        op = getattr(tf, f"scatter_{kind}")(v, tf.constant(idx.astype(np.int64)), tf.constant(updates))
+    with tf.Session(graph=g) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(op)
+        got = sess.run(v)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)

@@ -211,3 +211,36 @@ def test_training_with_the_loss_lowers_the_full_softmax_loss(loss: str) -> None:
         after = sess.run(full)
     assert before == pytest.approx(np.log(CLASSES), rel=1e-5)
     assert after < 0.6 * before, (before, after)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_gradients_of_weights_and_biases_are_tf1s_indexed_slices(loss: str) -> None:
+    """The gradient of each table is an IndexedSlices with TF's indices in TF's order (the true
+    classes' rows, then the sampled ones: an SGD step applies them in that order) and TF's
+    values, row for row."""
+
+    def grads(tf: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        g = tf.Graph()
+        with g.as_default():
+            w, b = tf.Variable(WEIGHTS, name="w"), tf.Variable(BIASES, name="b")
+            out = getattr(tf.nn, loss)(
+                w,
+                b,
+                LABELS[2],
+                INPUTS,
+                NUM_SAMPLED,
+                CLASSES,
+                num_true=2,
+                sampled_values=_values(tf, REPEATED),
+            )
+            slices = tf.gradients(tf.reduce_sum(out), [w, b])
+            with tf.Session(graph=g) as sess:
+                sess.run(tf.global_variables_initializer())
+                fetched = sess.run([(s.indices, s.values) for s in slices])
+        return [(type(s).__name__, i, v) for s, (i, v) in zip(slices, fetched)]
+
+    got = {name: grads(fw) for name, fw in (("antcolony", acv1), ("tensorflow", tf1))}
+    for what, ours, ref in zip(("weights", "biases"), got["antcolony"], got["tensorflow"]):
+        assert ours[0] == ref[0] == "IndexedSlices", (what, ours[0], ref[0])
+        np.testing.assert_array_equal(ours[1], ref[1], err_msg=f"{what} indices")
+        assert_same(ours[2], ref[2], 1e-5, 1e-6, f"{what} values")
