@@ -40,7 +40,11 @@ Rules, per GPU:
   harm looks like the old slowdown).
 - After ``calm_polls`` judgments with the CUSUM near zero (hysteresis: evidence short of a
   back-off holds the level), each opportunistic job is raised by ``perf_step`` (a suspended one
-  resumed at ``min_perf``), never to its ceiling; a ceiling is forgotten after ``ceiling_polls``
+  resumed at ``min_perf``), never to its ceiling. With ``slow_start``, after the resumption that
+  follows a baseline learnt, the step doubles with each raise (``perf_step``, twice it, four
+  times...) until the first back-off, from which it is ``perf_step`` again (TCP's slow start:
+  additive increase only once a level has hurt; the additive climb from ``resume_perf`` to 100
+  took 10-15 s of a 16-s demo); a ceiling is forgotten after ``ceiling_polls``
   calm judgments (the slowdown may have had another cause) and when the GPU's set of guaranteed
   jobs changes. After each change the job is left alone for ``settle_polls`` samples: the step
   times in status files are means over recent steps and show it only later.
@@ -184,7 +188,8 @@ def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[Job
         # Resumed at once, at a low share: the judgments that follow raise it or back it off.
         perf = min(j.asked_perf, s.resume_perf, st.ceiling - 1)
         if perf > st.perf:
-            st = replace(st, perf=perf, calm=0, hold=s.settle_polls)
+            ramp = s.perf_step if s.slow_start else 0
+            st = replace(st, perf=perf, calm=0, hold=s.settle_polls, ramp=ramp)
             return st, f"resumed at {perf}: " + "; ".join(v.learnt)
     if (v.exonerated or v.remeasured) and st.perf == 0 and st.blamed:
         # Backed off for a slowdown its pause did not cure, or paused for a probe: back to the
@@ -215,7 +220,15 @@ def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[Job
         ceiling = min(st.ceiling, st.perf) if v.degraded else st.ceiling  # the level that hurt
         blamed = max(st.blamed, st.perf) if v.degraded else st.blamed
         st = replace(
-            st, perf=perf, mem=mem, calm=0, ceiling=ceiling, ceiling_age=0, hold=s.settle_polls, blamed=blamed
+            st,
+            perf=perf,
+            mem=mem,
+            calm=0,
+            ceiling=ceiling,
+            ceiling_age=0,
+            hold=s.settle_polls,
+            blamed=blamed,
+            ramp=0,
         )
         return st, ", ".join(what) + ": " + "; ".join(v.degraded + v.memory_short)
     if v.unsettled or not (v.calm or v.unjudged):
@@ -229,7 +242,8 @@ def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[Job
         return st, ""
     # Never back to a level that hurt; a suspended job is always resumed, at min_perf at least.
     # A step below the level that hurt: probing it again costs the guaranteed job a back-off.
-    perf = min(j.asked_perf, st.perf + s.perf_step, ceiling - s.perf_step if ceiling <= 100 else 100)
+    step = max(s.perf_step, st.ramp)
+    perf = min(j.asked_perf, st.perf + step, ceiling - s.perf_step if ceiling <= 100 else 100)
     if st.perf == 0:
         perf = max(perf, s.min_perf)
     if perf <= st.perf:
@@ -243,4 +257,7 @@ def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[Job
     )
     if forgot:
         why += f"; the ceiling it had is forgotten after {age} calm judgments"
-    return replace(st, perf=perf, calm=0, hold=s.settle_polls, blamed=0), f"{verb} {perf}: {why}"
+    if st.ramp:
+        why += "; slow start: the step doubles until a back-off"
+    ramp = 2 * st.ramp if st.ramp else 0  # slow start: the step doubles until a back-off
+    return replace(st, perf=perf, calm=0, hold=s.settle_polls, blamed=0, ramp=ramp), f"{verb} {perf}: {why}"

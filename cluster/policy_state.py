@@ -38,6 +38,7 @@ class PolicySettings:
     backoff: float = 0.5
     calm_polls: int = 2
     perf_step: int = 10
+    slow_start: bool = True
     resume_perf: int = 20
     min_perf: int = 10
     settle_polls: int = 3
@@ -88,6 +89,7 @@ class JobState:
     blamed: int = 0  # opportunistic: the level its running back-offs started from (0: none)
     fallbacks: int = 0
     hold: int = 0
+    ramp: int = 0  # opportunistic: the next raise's step while slow start lasts (0: perf_step)
     waited: int = 0
     guaranteed_set: frozenset[str] = frozenset()
 

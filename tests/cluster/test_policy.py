@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Callable
 from dataclasses import replace
@@ -81,6 +82,31 @@ def test_opportunistic_job_is_suspended_while_the_guaranteed_baseline_is_learnt_
     assert history[4]["O"].reason == (
         "resumed at 20: baseline of guaranteed job G learnt: 30.5 ms (median of 3 samples)"
     )
+
+
+def _levels_after_the_baseline(settings: PolicySettings, later: list[float]) -> list[int]:
+    """The opportunistic job's perfControl at each decision, from the guaranteed job's baseline
+    (30 ms, learnt from three samples after the warm-up) on, its step times then ``later``."""
+    times = [50_000, 30_000, 30_000, 30_000, *later]
+    state, perfs = PolicyState(), []
+    for seq, step in enumerate(times, start=1):
+        state, ds = decide(CAP, [o(), g(step, seq)], state, settings)
+        perfs += [d.perf for d in ds if d.job_id == "O" and d.perf]
+    return perfs
+
+
+def test_after_the_baseline_the_raises_double_until_a_back_off_then_add_one_step() -> None:
+    settings = replace(S, perf_step=10)
+    calm = _levels_after_the_baseline(settings, [30_000] * 30)
+    # slow start: 20, then +10, +20, +40 (to 90), then capped at 100
+    assert calm == [20, 30, 50, 90, 100], calm
+    without = _levels_after_the_baseline(replace(settings, slow_start=False), [30_000] * 30)
+    assert without == [20, 30, 40, 50, 60, 70, 80, 90, 100], without
+    # a back-off (two samples past 1.25x at 50) ends the doubling: from 25 one step at a time,
+    # a step below the level that hurt (50) until that ceiling is forgotten
+    hurt = _levels_after_the_baseline(settings, [30_000] * 6 + [45_000] * 2 + [30_000] * 30)
+    assert hurt[:6] == [20, 30, 50, 25, 35, 40], hurt
+    assert all(0 < b - a <= 10 for a, b in itertools.pairwise(hurt[4:])), hurt
 
 
 def test_the_baseline_is_learnt_within_its_seconds_when_samples_come_slowly() -> None:
