@@ -110,14 +110,13 @@ def pin_args(pin: bool, address: str | None) -> dict[str, list[str]]:
     return {gpu: ["--cpus", ",".join(map(str, c))] for gpu, c in cores.items()}
 
 
-def keep_cluster_on(cpus_arg: list[str]) -> None:
+def keep_cluster_on(cores: set[int]) -> None:
     """Run this process, and so the local cluster's processes it starts (Ray's, the coordinators;
-    they inherit its cores), on the host cores of ``share_gpu_job.py``'s ``--cpus`` argument: GPU
-    1's, where no guaranteed job runs. A simulated GPU computes on its cores: the guaranteed job's
-    GPU is its cores, which a real GPU does not share with the cluster's processes."""
+    they inherit its cores), on host ``cores``: GPU 1's, where no guaranteed job runs. A simulated
+    GPU computes on its cores: the guaranteed job's GPU is its cores, which a real GPU does not
+    share with the cluster's processes."""
     from antcolony.cluster.cpu_priority import set_cpu_affinity
 
-    cores = {int(c) for c in cpus_arg[1].split(",")}
     if refused := set_cpu_affinity(cores):
         print(f"could not keep the cluster on cores {sorted(cores)}: {'; '.join(refused)}", file=sys.stderr)
     else:
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="cluster_demo_"))
     pinned = pin_args(args.pin, args.address)
     if pinned:
-        keep_cluster_on(pinned[GPUS[1]])
+        keep_cluster_on(set(gpu_cores(list(GPUS))[GPUS[1]]))  # before this process's cores narrow
     cluster = start_local_cluster(workdir) if args.address is None else None
     jobs: list[str] = []
     try:
