@@ -34,15 +34,16 @@ def _case(shape: tuple[int, ...], dtype: type) -> tuple[np.ndarray, np.ndarray, 
     return value, idx, updates
 
 
-@pytest.mark.parametrize("kind", sorted(_SEQUENTIAL))
-@pytest.mark.parametrize(
-    ("shape", "dtype"), [((50, 7), np.float32), ((20, 2, 3), np.float64), ((30,), np.float32)]
-)
-def test_repeated_indices_apply_in_index_order(kind: str, shape: tuple[int, ...], dtype: type) -> None:
-    value, idx, updates = _case(shape, dtype)
+def _sequential(kind: str, value: np.ndarray, idx: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    """numpy's loop: each row's update applied in index order."""
     want = value.copy()
     for i, row in zip(idx, updates):
         want[i] = _SEQUENTIAL[kind](want[i], row)
+    return want
+
+
+def _scattered(kind: str, value: np.ndarray, idx: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    """The variable after one ``tf.scatter_<kind>`` of ``updates`` at ``idx``."""
     g = tf.Graph()
     with g.as_default():
         v = tf.Variable(value, name="v")
@@ -50,8 +51,18 @@ def test_repeated_indices_apply_in_index_order(kind: str, shape: tuple[int, ...]
     with tf.Session(graph=g) as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(op)
-        got = sess.run(v)
-    np.testing.assert_array_equal(got, want)
+        return sess.run(v)
+
+
+@pytest.mark.parametrize("kind", sorted(_SEQUENTIAL))
+@pytest.mark.parametrize(
+    ("shape", "dtype"), [((50, 7), np.float32), ((20, 2, 3), np.float64), ((30,), np.float32)]
+)
+def test_repeated_indices_apply_in_index_order(kind: str, shape: tuple[int, ...], dtype: type) -> None:
+    value, idx, updates = _case(shape, dtype)
+    np.testing.assert_array_equal(
+        _scattered(kind, value, idx, updates), _sequential(kind, value, idx, updates)
+    )
 
 
 @pytest.mark.parametrize("kind", ["add", "sub", "max"])
@@ -77,10 +88,7 @@ def test_an_index_out_of_range_fails_the_step_before_any_row_changes(
             sess.run(op, {ids: idx, rows: updates})
         np.testing.assert_array_equal(sess.run(v), value)
         sess.run(op, {ids: idx[:3], rows: updates[:3]})  # the session is still usable
-        want = value.copy()
-        for i in idx[:3]:
-            want[i] = _SEQUENTIAL[kind](want[i], updates[0])
-        np.testing.assert_array_equal(sess.run(v), want)
+        np.testing.assert_array_equal(sess.run(v), _sequential(kind, value, idx[:3], updates[:3]))
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (5,)], ids=["rows", "vector"])
@@ -103,16 +111,6 @@ def test_integer_rows_with_repeated_indices_apply_in_index_order(kind: str) -> N
     value, idx, _ = _case((50, 7), np.float32)
     value = value.astype(np.int32)
     updates = np.random.default_rng(4).integers(-1000, 1000, (idx.size, 7)).astype(np.int32)
-    want = value.copy()
-    for i, row in zip(idx, updates):
-        want[i] = _SEQUENTIAL[kind](want[i], row)
-    g = tf.Graph()
-    with g.as_default():
-        v = tf.Variable(value, name="v")
-        op = getattr(tf, f"scatter_{kind}")(v, tf.constant(idx.astype(np.int64)), tf.constant(updates))
-    with tf.Session(graph=g) as sess:
-        sess.run(tf.global_variables_initializer())
-        sess.run(op)
-        got = sess.run(v)
+    got = _scattered(kind, value, idx.astype(np.int64), updates)
     assert got.dtype == np.int32
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, _sequential(kind, value, idx, updates))
