@@ -167,6 +167,6 @@ def _backprop_loop(
                 if not _differentiable(e_op.outputs[0]):
                     continue
                 # this iteration's gradients, summed over the iterations
-                summed = sum_invariant_grads(gs, e_op, grads[e_op.outputs[0]], stacks)
+                summed = sum_invariant_grads(gs, e_op, grads[e_op.outputs[0]], stacks, _sum)
                 grads.setdefault(e_op.inputs[0], []).extend(summed)
     gs.finish()

@@ -26,6 +26,7 @@ the body reaches it through the cond's Merge) is summed by the loop variable as 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..core import Operation, Tensor
@@ -113,12 +114,15 @@ def loop_stacks(gs: GradLoopState) -> IterationStacks | None:
 
 
 def sum_invariant_grads(
-    gs: GradLoopState, enter_op: Operation, items: list[Any], stacks: IterationStacks | None
+    gs: GradLoopState,
+    enter_op: Operation,
+    items: list[Any],
+    stacks: IterationStacks | None,
+    add: Callable[[list[Any]], Tensor | None],
 ) -> list[Tensor]:
     """Tensors (outside the backprop loop) whose sum is the gradient of loop invariant
-    ``enter_op`` over all iterations, given its gradients ``items`` in one iteration."""
-    from .grad_walk import _sum
-
+    ``enter_op`` over all iterations, given its gradients ``items`` in one iteration; ``add``
+    sums one iteration's unstacked gradients (the backprop walk's own sum)."""
     sums: list[Tensor] = []
     rest = items
     if stacks is not None:
@@ -132,7 +136,7 @@ def sum_invariant_grads(
             picked.update(id(op.outputs[0]) for op in ops)
         rest = [t for t in items if id(t) not in picked]
     if rest:
-        total = _sum(rest)
+        total = add(rest)
         assert total is not None  # rest is not empty
         sums.append(gs.accumulate(enter_op, total))
     return sums
