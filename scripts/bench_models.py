@@ -4,6 +4,7 @@
     python scripts/bench_models.py --models cnn,mlp --steps 30 --rounds 3
     python scripts/bench_models.py --quick           # few steps, one round (a smoke run)
     python scripts/bench_models.py --gpu             # antcolony on the simulated GPU, absolute ms
+    python scripts/bench_models.py --gpu cuda        # antcolony on the CUDA backend, absolute ms
     python scripts/bench_models.py --profile         # and a per-kernel profile of every model
 
 Models come from ``scripts/bench_models_*.py``: each module defines ``TARGETS`` (model name ->
@@ -73,11 +74,11 @@ def tf_available() -> bool:
 # -- the child: one model on one side ------------------------------------------------------------
 
 
-def _antcolony(gpu: bool) -> tuple[Any, Any]:
+def _antcolony(gpu: str | None) -> tuple[Any, Any]:
     import antcolony as ac
     import antcolony.compat.v1 as tf
 
-    extra: dict[str, Any] = {"gpu_backend": "sim", "default_device": "/gpu:0"} if gpu else {}
+    extra: dict[str, Any] = {"gpu_backend": gpu, "default_device": "/gpu:0"} if gpu else {}
     return tf, ac.SessionConfig(inter_op_threads=THREADS, intra_op_threads=1, **extra)
 
 
@@ -107,7 +108,7 @@ def time_steps(step: Callable[[], None], warmup: int, steps: int) -> tuple[list[
     return wall, cpu
 
 
-def child(name: str, side: str, steps: int, gpu: bool, profile: bool) -> None:
+def child(name: str, side: str, steps: int, gpu: str | None, profile: bool) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")  # tf.layers' deprecation warnings, on both sides
@@ -123,10 +124,12 @@ def child(name: str, side: str, steps: int, gpu: bool, profile: bool) -> None:
     print(json.dumps({"times": wall, "cpu": cpu}))
 
 
-def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float, profile: bool = False) -> Any:
+def run_child(
+    name: str, side: str, steps: int, gpu: str | None, timeout: float, profile: bool = False
+) -> Any:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, side, "--steps", str(steps)]
     if gpu:
-        cmd.append("--gpu")
+        cmd += ["--gpu", gpu]
     if profile:
         cmd.append("--profile")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
@@ -138,7 +141,7 @@ def run_child(name: str, side: str, steps: int, gpu: bool, timeout: float, profi
     return {"wall": list(result["times"]), "cpu": list(result["cpu"])}
 
 
-def print_profile(name: str, steps: int, gpu: bool, timeout: float) -> None:
+def print_profile(name: str, steps: int, gpu: str | None, timeout: float) -> None:
     from model_profile import format_profile
 
     ours = run_child(name, "antcolony", steps, gpu, timeout, profile=True)
@@ -151,7 +154,7 @@ def print_profile(name: str, steps: int, gpu: bool, timeout: float) -> None:
 
 
 def measure(
-    name: str, sides: tuple[str, ...], rounds: int, steps: int, gpu: bool, timeout: float
+    name: str, sides: tuple[str, ...], rounds: int, steps: int, gpu: str | None, timeout: float
 ) -> dict[str, dict[str, list[float]]]:
     """side -> {"wall": seconds per step, "cpu": process CPU seconds per step}, over all rounds."""
     times: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": []} for s in sides}
@@ -174,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=20, help="timed steps per child (default 20)")
     p.add_argument("--rounds", type=int, default=2, help="child runs per side (default 2)")
     p.add_argument("--quick", action="store_true", help="5 steps, one round")
-    p.add_argument("--gpu", action="store_true", help="antcolony on the simulated GPU, absolute ms")
+    p.add_argument(
+        "--gpu",
+        nargs="?",
+        const="sim",
+        choices=("sim", "cuda"),
+        help="antcolony alone on a GPU, absolute ms: the simulated one (default) or the CUDA backend",
+    )
     p.add_argument(
         "--profile", action="store_true", help="a per-kernel profile of every model, not only missed ones"
     )
@@ -193,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models)}")
     compare = tf_available() and not args.gpu
     sides = SIDES if compare else SIDES[:1]
-    where = "simulated GPU" if args.gpu else "CPU"
+    where = {None: "CPU", "sim": "simulated GPU", "cuda": "CUDA GPU"}[args.gpu]
     print(
         f"model train steps on the {where}: best (median) ms of {args.rounds} x {args.steps} steps per side"
     )

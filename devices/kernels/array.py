@@ -11,6 +11,7 @@ from antcolony.graph.ops.slicing import to_numpy_key
 
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import out_of_range
+from .ufunc_at import ufunc_at
 
 
 @register_kernel("Shape", aliasing=Aliasing.FRESH)
@@ -216,7 +217,7 @@ def _gather_grad(ctx: KernelContext) -> Compute:
         moved = xp.moveaxis(out, axis, 0)
         idx = xp.asarray(indices).reshape(-1)
         g = xp.moveaxis(grad, list(range(axis, axis + xp.ndim(indices))), list(range(xp.ndim(indices))))
-        xp.add.at(moved, idx, g.reshape((idx.size, *moved.shape[1:])))
+        ufunc_at(xp, xp.add, moved, idx, g.reshape((idx.size, *moved.shape[1:])))
         return out
 
     return compute

@@ -12,6 +12,7 @@ from antcolony.errors import InvalidArgumentError
 from ..resources import check_ref
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import UNSIGNED, check_ids
+from .ufunc_at import ufunc_at
 
 # op type -> ufunc name whose ``.at`` applies updates at (possibly repeated) indices; None: assignment
 _ROW_UFUNCS: dict[str, str | None] = {
@@ -39,7 +40,7 @@ def scatter_rows(xp: Any, target: Any, idx: Any, updates: Any, ufunc: Any) -> No
         # no index repeats: fancy-index arithmetic is exact, and several times faster than .at
         target[idx] = ufunc(target[idx], updates)
     else:
-        ufunc.at(target, idx, updates)
+        ufunc_at(xp, ufunc, target, idx, updates)
 
 
 def scatter_rows_checked(target: np.ndarray, idx: np.ndarray, updates: np.ndarray, ufunc: Any) -> None:
@@ -174,7 +175,7 @@ def _scatter_into(xp: Any, out: Any, indices: Any, updates: Any, ufunc: Any, nam
     if ufunc is None:
         out[where] = upd
     else:
-        ufunc.at(out, where, upd)
+        ufunc_at(xp, ufunc, out, where, upd)
 
 
 def _nd_kernel(ctx: KernelContext) -> Compute:

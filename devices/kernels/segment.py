@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .registry import Compute, KernelContext, register_kernel
+from .ufunc_at import ufunc_at
 
 #: integer dtype -> the unsigned one of its width: viewed so, a negative id is above any limit,
 #: and one ``max`` checks both bounds
@@ -60,7 +61,7 @@ def _unsorted_kernel(ctx: KernelContext) -> Compute:
         keep = flat_ids >= 0
         if not bool(keep.all()):
             flat_ids, rows = flat_ids[keep], rows[keep]
-        ufunc.at(out, flat_ids, rows)
+        ufunc_at(xp, ufunc, out, flat_ids, rows)
         return out
 
     return compute
@@ -113,7 +114,7 @@ def _sorted_kernel(ctx: KernelContext) -> Compute:
             out = xp.full((n, *tail), fill, dtype=data.dtype)
         else:
             out = xp.full((n, *tail), empty, dtype=data.dtype)
-        ufunc.at(out, idx, data)
+        ufunc_at(xp, ufunc, out, idx, data)
         if empty is None or op_type == "SegmentMean":
             counts = xp.bincount(idx, minlength=n)[:n].reshape((n,) + (1,) * len(tail))
             if op_type == "SegmentMean":
@@ -150,7 +151,7 @@ def _sparse_segment_kernel(ctx: KernelContext) -> Compute:
         n = int(num_segments) if num_segments is not None else (int(seg.max()) + 1 if seg.size else 0)
         check_ids(seg, max(n, 1), "segment_ids", name)
         out = xp.zeros((n, *xp.shape(data)[1:]), dtype=data.dtype)
-        xp.add.at(out, seg, xp.take(data, idx, axis=0))
+        ufunc_at(xp, xp.add, out, seg, xp.take(data, idx, axis=0))
         if mode != "sum" and n:
             out /= _segment_scale(xp, seg, n, mode, out.dtype).reshape((n,) + (1,) * (out.ndim - 1))
         return out
@@ -174,7 +175,7 @@ def _sparse_segment_grad(ctx: KernelContext) -> Compute:
             scale = _segment_scale(xp, seg, n, mode, grad.dtype)
             picked /= xp.take(scale, seg).reshape((seg.size,) + (1,) * (picked.ndim - 1))
         out = xp.zeros((int(rows), *xp.shape(grad)[1:]), dtype=grad.dtype)
-        xp.add.at(out, idx, picked)
+        ufunc_at(xp, xp.add, out, idx, picked)
         return out
 
     return compute

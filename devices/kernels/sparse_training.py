@@ -19,6 +19,7 @@ from .elementwise import Scratch, run_chunked
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import check_ids
 from .training import adam_alpha, adam_coefficients, scalar
+from .ufunc_at import ufunc_at
 
 
 def dedup(xp: Any, indices: Any, rows: Any) -> tuple[Any, Any]:
@@ -30,7 +31,7 @@ def dedup(xp: Any, indices: Any, rows: Any) -> tuple[Any, Any]:
     if unique.size == idx.size:
         return idx, rows
     summed = xp.zeros((unique.size, *rows.shape[1:]), dtype=rows.dtype)
-    xp.add.at(summed, inverse.reshape(-1), rows)
+    ufunc_at(xp, xp.add, summed, inverse.reshape(-1), rows)
     return unique, summed
 
 
