@@ -147,7 +147,7 @@ else
 fi
 
 if [ $FAST -eq 1 ]; then
-    TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py)
+    TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py tests/devices/test_ufunc_at.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py -k "vmem or limit")
     PERCENTS=(50)
     PACE_GRAPHS=("8-matmul chain")
@@ -157,7 +157,8 @@ if [ $FAST -eq 1 ]; then
     BENCH_OPS=20000
 else
     TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py
-           tests/devices/test_gpu_streams.py tests/devices/test_gpu_share.py tests/devices/test_backends.py)
+           tests/devices/test_gpu_streams.py tests/devices/test_gpu_share.py tests/devices/test_backends.py
+           tests/devices/test_ufunc_at.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py tests/devices/test_vmem.py)
     PERCENTS=(25 50 75)
     PACE_GRAPHS=("8-matmul chain" "16 parallel matmuls" "digits MLP train")

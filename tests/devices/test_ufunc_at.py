@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import antcolony as ac
 from antcolony.devices.kernels.ufunc_at import apply_in_rounds
+from tests.gpu_backends import gpu_config
 
 from .test_backends import fake_cupy
 
@@ -85,8 +86,9 @@ def _cupy_with_partial_at() -> Any:
     return cupy
 
 
-async def test_scatter_updates_with_repeated_indices_run_on_a_partial_cupy(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", _cupy_with_partial_at())
+async def _repeated_index_step(config: ac.SessionConfig) -> None:
+    """scatter_sub / scatter_mul of float32 rows, scatter_add of int64 rows and an
+    unsorted_segment_max, all with repeated indices, on /gpu:0, against numpy applied in order."""
     start = np.arange(1.0, 13.0, dtype=np.float32).reshape(4, 3)
     idx = np.array([2, 0, 2, 3, 2], dtype=np.int32)
     upd = np.linspace(0.5, 2.5, 15, dtype=np.float32).reshape(5, 3)
@@ -100,7 +102,7 @@ async def test_scatter_updates_with_repeated_indices_run_on_a_partial_cupy(monke
         add_int = ac.scatter_add(ints, idx, np.ones((5, 3), np.int64))
         seg_max = ac.unsorted_segment_max(ac.constant(upd), ac.constant(idx), 4)
         init = ac.global_variables_initializer()
-    async with ac.Session(g, config=ac.SessionConfig(gpu_backend="cuda")) as sess:
+    async with ac.Session(g, config=config) as sess:
         await sess.run(init)
         got = await sess.run([sub, mul, add_int, seg_max])
     want = [start.copy(), start.copy(), start.astype(np.int64)]
@@ -112,7 +114,16 @@ async def test_scatter_updates_with_repeated_indices_run_on_a_partial_cupy(monke
     np.maximum.at(maxed, idx, upd)
     # a segment no id names keeps the dtype's lowest value, as TF's unsorted_segment_max
     for out, expected in zip(got, [*want, maxed], strict=True):
-        np.testing.assert_array_equal(np.asarray(out), expected)
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+
+
+async def test_scatter_updates_with_repeated_indices_run_on_a_partial_cupy(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _cupy_with_partial_at())
+    await _repeated_index_step(ac.SessionConfig(gpu_backend="cuda"))
+
+
+async def test_scatter_updates_with_repeated_indices_on_each_gpu_backend(gpu_backend):
+    await _repeated_index_step(gpu_config(gpu_backend))
 
 
 @pytest.mark.parametrize("ufunc", [np.multiply, np.maximum])
