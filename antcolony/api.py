@@ -47,6 +47,7 @@ from antcolony.graph.dtypes import (
 from antcolony.graph.dtypes import (
     bool_ as bool,
 )
+from antcolony.graph.functional_ops import foldl, foldr, map_fn, scan
 from antcolony.graph.gradients import gradients, not_differentiable, register_gradient
 from antcolony.graph.graph_def import GraphDef, import_graph_def
 from antcolony.graph.graph_keys import (
@@ -367,6 +368,8 @@ __all__ = [
     "floor_div",
     "floordiv",
     "floormod",
+    "foldl",
+    "foldr",
     "gather",
     "gather_nd",
     "get_collection",
@@ -414,6 +417,7 @@ __all__ = [
     "logical_or",
     "logical_xor",
     "losses",
+    "map_fn",
     "mark_for_recompute",
     "math",
     "matmul",
@@ -477,6 +481,7 @@ __all__ = [
     "round",
     "rsqrt",
     "scalar_mul",
+    "scan",
     "scatter_add",
     "scatter_div",
     "scatter_max",
