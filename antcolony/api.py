@@ -21,6 +21,8 @@ import antcolony.summary as summary
 from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.config.session_config import SessionConfig
 from antcolony.graph.control_flow import cond, while_loop
+from antcolony.graph.control_flow.case import case
+from antcolony.graph.control_flow.case import tuple_ as tuple
 from antcolony.graph.core import (
     Graph,
     Operation,
@@ -104,6 +106,20 @@ from antcolony.graph.ops.array_composite import (
     squeeze,
     tile,
     unstack,
+)
+from antcolony.graph.ops.array_composite import linspace as lin_space
+from antcolony.graph.ops.array_more import (
+    argsort,
+    broadcast_to,
+    identity_n,
+    meshgrid,
+    rank,
+    roll,
+    setdiff1d,
+    shape_n,
+    sort,
+    unique,
+    unique_with_counts,
 )
 from antcolony.graph.ops.assertions import (
     Assert,
@@ -239,6 +255,7 @@ from antcolony.graph.ops.math_unary import (
     tan,
 )
 from antcolony.graph.ops.nn import sigmoid, tanh
+from antcolony.graph.ops.nn_more import depth_to_space, space_to_depth
 from antcolony.graph.ops.partition import dynamic_partition, dynamic_stitch
 from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
 from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
@@ -332,6 +349,7 @@ __all__ = [
     "arg_min",
     "argmax",
     "argmin",
+    "argsort",
     "as_dtype",
     "as_string",
     "asin",
@@ -360,6 +378,8 @@ __all__ = [
     "bincount",
     "bool",
     "boolean_mask",
+    "broadcast_to",
+    "case",
     "cast",
     "ceil",
     "check_numerics",
@@ -380,6 +400,7 @@ __all__ = [
     "cumprod",
     "cumsum",
     "data",
+    "depth_to_space",
     "device",
     "diag",
     "diag_part",
@@ -424,6 +445,7 @@ __all__ = [
     "greater_equal",
     "group",
     "identity",
+    "identity_n",
     "image",
     "import_graph_def",
     "initialize_all_variables",
@@ -442,6 +464,7 @@ __all__ = [
     "less",
     "less_equal",
     "lgamma",
+    "lin_space",
     "linalg",
     "linspace",
     "local_variables",
@@ -468,6 +491,7 @@ __all__ = [
     "matrix_transpose",
     "matrix_triangular_solve",
     "maximum",
+    "meshgrid",
     "metrics",
     "minimum",
     "mod",
@@ -496,6 +520,7 @@ __all__ = [
     "random_uniform",
     "random_uniform_initializer",
     "range",
+    "rank",
     "reciprocal",
     "recompute_hint",
     "reduce_all",
@@ -515,6 +540,7 @@ __all__ = [
     "reverse_sequence",
     "reverse_v2",
     "rint",
+    "roll",
     "round",
     "rsqrt",
     "scalar_mul",
@@ -537,13 +563,17 @@ __all__ = [
     "segment_sum",
     "sequence_mask",
     "set_random_seed",
+    "setdiff1d",
     "shape",
+    "shape_n",
     "sigmoid",
     "sign",
     "sin",
     "sinh",
     "size",
     "slice",
+    "sort",
+    "space_to_depth",
     "sparse_segment_mean",
     "sparse_segment_sqrt_n",
     "sparse_segment_sum",
@@ -578,7 +608,10 @@ __all__ = [
     "truediv",
     "truncated_normal",
     "truncated_normal_initializer",
+    "tuple",
     "uint8",
+    "unique",
+    "unique_with_counts",
     "unsorted_segment_max",
     "unsorted_segment_mean",
     "unsorted_segment_min",

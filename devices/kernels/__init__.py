@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  # noqa: F401
     array,
+    array_more,
     assertions,
     basic,
     candidate_sampling,

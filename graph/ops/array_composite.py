@@ -24,6 +24,7 @@ from .array import concat, expand_dims, fill, reshape, transpose, unstack_op
 from .array import one_hot as _one_hot
 from .constant import constant
 from .math import cast, less
+from .range_ops import linspace_op, range_op
 from .slicing import strided_slice
 
 __all__ = [
@@ -265,7 +266,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     if limit is None:
         start, limit = 0, start
     if any(_is_symbolic(v) for v in (start, limit, delta)):
-        raise GraphError("range: start, limit and delta must be Python numbers (tensors are not supported)")
+        return range_op(start, limit, delta, dtype, name)  # the values are known only at run time
     values = np.arange(start, limit, delta)
     dt = (
         dtypes.as_dtype(dtype)
@@ -278,7 +279,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
 
 def linspace(start: Any, stop: Any, num: int, name: str = "LinSpace") -> Tensor:
     if any(_is_symbolic(v) for v in (start, stop, num)):
-        raise GraphError("linspace: start, stop and num must be Python numbers (tensors are not supported)")
+        return linspace_op(start, stop, num, name)
     dt = _dtype_of(start) if _dtype_of(start).kind == "f" else dtypes.float32
     return constant(np.linspace(start, stop, int(num)).astype(dt), name=name)
 

@@ -44,7 +44,7 @@ SHARED = (
     "summary",
     "train",
 )
-TF_ONLY = ("gfile", "graph_util", "io", "logging", "python_io", "sparse")
+TF_ONLY = ("compat", "gfile", "graph_util", "io", "logging", "python_io", "sparse")
 CASES = [(face, path) for path in SHARED for face in ("ac", "tf")] + [("tf", path) for path in TF_ONLY]
 
 # Names antcolony exports that TF1 does not have in that namespace, each with why.

@@ -28,6 +28,7 @@ from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
 from . import app as app
+from . import compat as compat
 from . import errors as errors
 from . import flags as flags
 from . import gfile as gfile
@@ -37,6 +38,17 @@ from . import logging as logging
 from . import python_io as python_io
 from . import sparse as sparse
 from . import train as train
+from ._behavior import (
+    disable_control_flow_v2,
+    disable_eager_execution,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_behavior,
+    disable_v2_tensorshape,
+    enable_eager_execution,
+    enable_v2_behavior,
+    executing_eagerly,
+)
 
 __all__ = [
     *_api_names,
@@ -51,6 +63,16 @@ __all__ = [
     "SparseTensorValue",
     "VarLenFeature",
     "app",
+    "compat",
+    "disable_control_flow_v2",
+    "disable_eager_execution",
+    "disable_resource_variables",
+    "disable_tensor_equality",
+    "disable_v2_behavior",
+    "disable_v2_tensorshape",
+    "enable_eager_execution",
+    "enable_v2_behavior",
+    "executing_eagerly",
     "errors",
     "flags",
     "get_default_session",
