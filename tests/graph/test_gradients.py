@@ -302,7 +302,12 @@ def _array_cases() -> list[Case]:
             (normal(2, 3),),
         ),
         Case("Identity", ("Identity",), ac.identity, (normal(2, 3),)),
-        Case("CheckNumerics", ("CheckNumerics",), lambda x: ac.check_numerics(x * x, "checked"), (normal(2, 3),)),
+        Case(
+            "CheckNumerics",
+            ("CheckNumerics",),
+            lambda x: ac.check_numerics(x * x, "checked"),
+            (normal(2, 3),),
+        ),
         Case(
             "AddN with a repeated input",
             ("AddN",),
