@@ -145,6 +145,7 @@ from antcolony.graph.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_
 from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
 from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
 from antcolony.graph.ops.einsum import einsum
+from antcolony.graph.ops.image_geometry import random_crop
 from antcolony.graph.ops.linalg import (
     matrix_determinant,
     matrix_inverse,
@@ -229,6 +230,13 @@ from antcolony.graph.ops.math_extra import (
     log_sigmoid,
     scalar_mul,
 )
+from antcolony.graph.ops.math_more import (
+    clip_by_average_norm,
+    realdiv,
+    saturate_cast,
+    truncatediv,
+    truncatemod,
+)
 from antcolony.graph.ops.math_safe import div_no_nan
 from antcolony.graph.ops.math_unary import (
     acos,
@@ -274,6 +282,7 @@ from antcolony.graph.ops.scatter import (
     scatter_update,
 )
 from antcolony.graph.ops.script_ops import py_func
+from antcolony.graph.ops.script_ops import py_func as numpy_function
 from antcolony.graph.ops.segment import (
     segment_sum,
     sparse_segment_mean,
@@ -319,6 +328,18 @@ from antcolony.graph.variables import (
     trainable_variables,
     variables_initializer,
 )
+from antcolony.graph.variables_more import (
+    all_variables,
+    assert_variables_initialized,
+    get_local_variable,
+    initialize_all_tables,
+    initialize_local_variables,
+    initialize_variables,
+    model_variables,
+    moving_average_variables,
+    report_uninitialized_variables,
+    tables_initializer,
+)
 
 __all__ = [
     "AUTO_REUSE",
@@ -345,6 +366,7 @@ __all__ = [
     "add_n",
     "add_to_collection",
     "add_to_collections",
+    "all_variables",
     "arg_max",
     "arg_min",
     "argmax",
@@ -369,6 +391,7 @@ __all__ = [
     "assert_rank_at_least",
     "assert_scalar",
     "assert_type",
+    "assert_variables_initialized",
     "assign",
     "assign_add",
     "assign_sub",
@@ -384,6 +407,7 @@ __all__ = [
     "ceil",
     "check_numerics",
     "cholesky",
+    "clip_by_average_norm",
     "clip_by_global_norm",
     "clip_by_norm",
     "clip_by_value",
@@ -433,6 +457,7 @@ __all__ = [
     "get_collection",
     "get_collection_ref",
     "get_default_graph",
+    "get_local_variable",
     "get_variable",
     "get_variable_scope",
     "global_norm",
@@ -448,7 +473,10 @@ __all__ = [
     "identity_n",
     "image",
     "import_graph_def",
+    "initialize_all_tables",
     "initialize_all_variables",
+    "initialize_local_variables",
+    "initialize_variables",
     "initializers",
     "int8",
     "int16",
@@ -495,6 +523,8 @@ __all__ = [
     "metrics",
     "minimum",
     "mod",
+    "model_variables",
+    "moving_average_variables",
     "multiply",
     "name_scope",
     "negative",
@@ -503,6 +533,7 @@ __all__ = [
     "norm",
     "not_differentiable",
     "not_equal",
+    "numpy_function",
     "one_hot",
     "ones",
     "ones_initializer",
@@ -515,12 +546,14 @@ __all__ = [
     "py_func",
     "qr",
     "random",
+    "random_crop",
     "random_normal",
     "random_normal_initializer",
     "random_uniform",
     "random_uniform_initializer",
     "range",
     "rank",
+    "realdiv",
     "reciprocal",
     "recompute_hint",
     "reduce_all",
@@ -534,6 +567,7 @@ __all__ = [
     "reduce_sum",
     "regex_replace",
     "register_gradient",
+    "report_uninitialized_variables",
     "reset_default_graph",
     "reshape",
     "reverse",
@@ -543,6 +577,7 @@ __all__ = [
     "roll",
     "round",
     "rsqrt",
+    "saturate_cast",
     "scalar_mul",
     "scan",
     "scatter_add",
@@ -594,6 +629,7 @@ __all__ = [
     "subtract",
     "summary",
     "svd",
+    "tables_initializer",
     "tan",
     "tanh",
     "tensordot",
@@ -608,6 +644,8 @@ __all__ = [
     "truediv",
     "truncated_normal",
     "truncated_normal_initializer",
+    "truncatediv",
+    "truncatemod",
     "tuple",
     "uint8",
     "unique",
