@@ -9,6 +9,13 @@ blocking face: monitored sessions, their hooks, ``write_graph`` and the Example 
 
 from __future__ import annotations
 
+from antcolony.actors.checkpoint.checkpoint_reader import (
+    NewCheckpointReader,
+    init_from_checkpoint,
+    list_variables,
+    load_checkpoint,
+    load_variable,
+)
 from antcolony.actors.checkpoint.checkpoint_state import (
     checkpoint_exists,
     get_checkpoint_state,
@@ -52,6 +59,7 @@ __all__ = [
     "GradientDescentOptimizer",
     "GreedyLoadBalancingStrategy",
     "MomentumOptimizer",
+    "NewCheckpointReader",
     "Optimizer",
     "RMSPropOptimizer",
     "Saver",
@@ -66,8 +74,12 @@ __all__ = [
     "get_global_step",
     "get_or_create_global_step",
     "import_meta_graph",
+    "init_from_checkpoint",
     "inverse_time_decay",
     "latest_checkpoint",
+    "list_variables",
+    "load_checkpoint",
+    "load_variable",
     "natural_exp_decay",
     "piecewise_constant",
     "polynomial_decay",
