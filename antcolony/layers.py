@@ -4,16 +4,20 @@ implements (defined in graph/layers.py, graph/conv_layers.py and graph/batch_nor
 from __future__ import annotations
 
 from antcolony.graph.batch_norm_layer import batch_normalization
+from antcolony.graph.conv1d_layers import average_pooling1d, conv1d, max_pooling1d
 from antcolony.graph.conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
 from antcolony.graph.layers import dense, dropout, flatten
 
 __all__ = [
+    "average_pooling1d",
     "average_pooling2d",
     "batch_normalization",
+    "conv1d",
     "conv2d",
     "conv2d_transpose",
     "dense",
     "dropout",
     "flatten",
+    "max_pooling1d",
     "max_pooling2d",
 ]
