@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .metric_auc import auc
+from .metric_confusion import mean_iou, mean_per_class_accuracy
 from .metric_ops import (
     accuracy,
     false_negatives,
@@ -24,6 +25,8 @@ __all__ = [
     "false_positives",
     "mean",
     "mean_absolute_error",
+    "mean_iou",
+    "mean_per_class_accuracy",
     "mean_squared_error",
     "precision",
     "recall",

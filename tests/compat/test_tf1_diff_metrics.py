@@ -84,6 +84,16 @@ METRICS: dict[str, Metric] = {
         tf.expand_dims(p["labels"], -1), tf.expand_dims(p["scores"], -1)
     ),
     "two_metrics_in_a_scope": lambda tf, p: _two(tf, p),
+    "mean_iou": lambda tf, p: tf.metrics.mean_iou(p["classes"], p["guesses"], 3),
+    "mean_iou_weighted": lambda tf, p: tf.metrics.mean_iou(
+        p["classes"], p["guesses"], 4, weights=p["weights"]
+    ),
+    "mean_per_class_accuracy": lambda tf, p: tf.metrics.mean_per_class_accuracy(
+        p["classes"], p["guesses"], 3
+    ),
+    "mean_per_class_accuracy_weighted": lambda tf, p: tf.metrics.mean_per_class_accuracy(
+        p["classes"], p["guesses"], 4, weights=p["weights"], name="per_class"
+    ),
 }
 
 
