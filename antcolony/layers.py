@@ -6,9 +6,33 @@ from __future__ import annotations
 from antcolony.graph.batch_norm_layer import batch_normalization
 from antcolony.graph.conv1d_layers import average_pooling1d, conv1d, max_pooling1d
 from antcolony.graph.conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
+from antcolony.graph.layer_classes import (
+    AveragePooling1D,
+    AveragePooling2D,
+    BatchNormalization,
+    Conv1D,
+    Conv2D,
+    Conv2DTranspose,
+    Dense,
+    Dropout,
+    Flatten,
+    MaxPooling1D,
+    MaxPooling2D,
+)
 from antcolony.graph.layers import dense, dropout, flatten
 
 __all__ = [
+    "AveragePooling1D",
+    "AveragePooling2D",
+    "BatchNormalization",
+    "Conv1D",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Dense",
+    "Dropout",
+    "Flatten",
+    "MaxPooling1D",
+    "MaxPooling2D",
     "average_pooling1d",
     "average_pooling2d",
     "batch_normalization",
