@@ -23,6 +23,7 @@ from antcolony.graph.ops.conv_api import (
     depthwise_conv2d_native,
     separable_conv2d,
 )
+from antcolony.graph.ops.embedding_sparse import embedding_lookup_sparse
 from antcolony.graph.ops.nn import (
     bias_add,
     l2_loss,
@@ -83,6 +84,7 @@ __all__ = [
     "dynamic_rnn",
     "elu",
     "embedding_lookup",
+    "embedding_lookup_sparse",
     "fixed_unigram_candidate_sampler",
     "in_top_k",
     "l2_loss",
