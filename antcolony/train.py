@@ -48,6 +48,12 @@ from antcolony.graph.train import (
     replica_device_setter,
 )
 from antcolony.graph.train import byte_size_load_fn as byte_size_load_fn
+from antcolony.graph.train.lr_decay_more import (
+    cosine_decay_restarts,
+    linear_cosine_decay,
+    piecewise_constant_decay,
+)
+from antcolony.graph.train.proximal import ProximalAdagradOptimizer, ProximalGradientDescentOptimizer
 
 __all__ = [
     "AdadeltaOptimizer",
@@ -61,12 +67,15 @@ __all__ = [
     "MomentumOptimizer",
     "NewCheckpointReader",
     "Optimizer",
+    "ProximalAdagradOptimizer",
+    "ProximalGradientDescentOptimizer",
     "RMSPropOptimizer",
     "Saver",
     "SyncReplicasOptimizer",
     "byte_size_load_fn",
     "checkpoint_exists",
     "cosine_decay",
+    "cosine_decay_restarts",
     "create_global_step",
     "exponential_decay",
     "export_meta_graph",
@@ -77,11 +86,13 @@ __all__ = [
     "init_from_checkpoint",
     "inverse_time_decay",
     "latest_checkpoint",
+    "linear_cosine_decay",
     "list_variables",
     "load_checkpoint",
     "load_variable",
     "natural_exp_decay",
     "piecewise_constant",
+    "piecewise_constant_decay",
     "polynomial_decay",
     "replica_device_setter",
 ]
