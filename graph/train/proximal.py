@@ -89,7 +89,7 @@ class ProximalAdagradOptimizer(ProximalGradientDescentOptimizer):
             self._constant_slot(v, "accumulator", self._name, self._initial)
 
     def _accumulator(self, var: Variable) -> Variable:
-        accum = self._accumulator(var)
+        accum = self.get_slot(var, "accumulator")
         assert accum is not None  # _create_slots made it before any apply
         return accum
 
