@@ -70,8 +70,9 @@ class FusedLoopPlan:
         self.role = FUSED_LOOP
         self.role_attrs: dict[str, Any] = {}
 
-    def bind(self, ctx: Any, constants: dict[int, Any]) -> NodeSpec:
-        """The frozen spec: the layout's kernels and constants bound through ``ctx``."""
+    def bind(self, ctx: Any, constants: dict[int, Any], rank: int = 0) -> NodeSpec:
+        """The frozen spec: the layout's kernels and constants bound through ``ctx`` (``rank``:
+        as ``PlannedNode.bind``'s)."""
         program = LoopProgram(self.layout, self.op, ctx, self.device, constants)
         for _, op in self.bound_inputs:
             if id(op) not in constants:
@@ -92,6 +93,7 @@ class FusedLoopPlan:
             may_be_dead=True,
             role=FUSED_LOOP,
             role_attrs={"program": program},
+            rank=rank,
         )
 
 

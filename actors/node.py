@@ -101,6 +101,8 @@ class NodeSpec:
     # whether inputs may arrive as ``Pending``
     pipe_edges: tuple[int, ...] = ()
     pipe_in: bool = False
+    # critical-path rank (launch_rank.py): the CPU worker starts higher-ranked launches first
+    rank: int = 0
 
 
 class NodeActor(Actor):
@@ -119,6 +121,7 @@ class NodeActor(Actor):
         self.single = spec.expected == 1
         self.offload = spec.expensive
         self.threshold = spec.inline_threshold
+        self.rank = spec.rank
         self.partial: dict[Any, list[Any]] = {}  # tag -> [inputs still to come, inputs, dead seen]
         self.template: list[Any] = [None] * spec.num_inputs
         for slot, value in spec.bound_inputs:
@@ -205,7 +208,7 @@ class NodeActor(Actor):
         """All inputs of ``tag`` arrived: run inline and return the outputs, or launch on the
         device worker and return ``HELD`` (the outputs come with the ``KernelDone``)."""
         if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
-            self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref))
+            self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref, "compute", self.rank))
             return HELD
         step = tag if tag.__class__ is StepState else tag.step
         if step.trace is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from antcolony.actors.fetch_ownership import fetches_to_copy
+from antcolony.actors.launch_rank import launch_ranks
 from antcolony.actors.loop_fusion import fuse_loops
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
@@ -190,7 +191,10 @@ def bind_plans(plans: Sequence[ExecutorPlan], ctx: ResourceContext) -> None:
     """Create each planned node's resources and freeze its ``NodeSpec`` into ``plan.specs``."""
     for plan in plans:
         constants: dict[int, Any] = {}  # id(Const op) -> its value on the plan's device, made once
-        plan.specs = [node.bind(ctx, constants) for node in plan.nodes]
+        ranks = launch_ranks(
+            [n.out_edges for n in plan.nodes], [n.role == "NextIteration" for n in plan.nodes]
+        )
+        plan.specs = [node.bind(ctx, constants, rank) for node, rank in zip(plan.nodes, ranks)]
         if ctx.gpu_pipeline:
             plan.specs = _pipeline_gpu_edges(plan.specs)
         plan.segment = SegmentPlan.of(plan.specs) if ctx.bulk_segments else None
@@ -351,9 +355,10 @@ class PlannedNode:
         self.role = op.type if op is not None and op.type in CONTROL_FLOW_OPS else None
         self.role_attrs = _role_attrs(op) if op is not None and self.role is not None else {}
 
-    def bind(self, ctx: ResourceContext, constants: dict[int, Any]) -> NodeSpec:
+    def bind(self, ctx: ResourceContext, constants: dict[int, Any], rank: int = 0) -> NodeSpec:
         """The frozen spec, with resources made through ``ctx``; ``constants`` caches bound
-        constants' device values by op id (one copy per partition)."""
+        constants' device values by op id (one copy per partition); ``rank``: its critical-path
+        rank (launch_rank.py)."""
         if self.transfer is not None:
             base = _recv_spec(self.transfer, ctx)
         else:
@@ -372,6 +377,7 @@ class PlannedNode:
             may_be_dead=self.may_be_dead,
             role=self.role,
             role_attrs=self.role_attrs,
+            rank=rank,
         )
 
 

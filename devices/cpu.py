@@ -1,8 +1,9 @@
-"""The CPU device worker: runs expensive kernels on a thread pool, highest priority first."""
+"""The CPU device worker: runs expensive kernels on a thread pool, highest rank first."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from typing import Any
@@ -18,19 +19,23 @@ from .worker_stats import GetWorkerStatistics, WorkerStatistics
 class CpuWorker(Actor):
     """Device worker for ``/device:CPU:0``.
 
-    Receives ``Launch`` messages; keeps at most ``threads`` kernels running on its pool and queues
-    the rest by priority (higher first, FIFO within a priority). Launches with priority > 0 run on
-    a separate high-priority pool shared by all devices (MXNet's CPU priority workers), so they
-    never wait behind long kernels. Completion is posted back to the loop with
-    ``handoff.post`` as a ``KernelDone`` message to the launching node.
+    Receives ``Launch`` messages; runs at most ``threads`` kernels at once on its pool, and a
+    thread that comes free takes the waiting launch of the highest ``rank`` (the node's
+    critical-path rank, actors/launch_rank.py; FIFO within a rank), so a kernel on the step's
+    longest remaining path starts before one near its end (an optimizer update) when both wait.
+    Launches with priority > 0 (copies) run on a separate high-priority pool shared by all
+    devices (MXNet's CPU priority workers), so they never wait behind long kernels. Completion is
+    posted back to the loop with ``handoff.post`` as a ``KernelDone`` message to the launching
+    node.
     """
 
     def __init__(self, threads: int, priority_threads: int = 4) -> None:
         self.threads = threads
-        # Launches handed to the threads at once: twice the threads, so a thread finishing a
-        # kernel finds the next one queued instead of idling while its completion travels to the
-        # loop; launches beyond the window wait in the pool's priority queue.
-        self.pool = PriorityPool("cpu", threads, self._execute, limit=2 * threads)
+        # Every launch is handed to the threads at once: a thread finishing a kernel takes the
+        # next one without waiting for its completion to travel to the loop, and it takes the
+        # highest-ranked of all those waiting (a bounded window would run the window's first
+        # ones before a more urgent launch behind it).
+        self.pool = PriorityPool("cpu", threads, self._execute, limit=sys.maxsize)
         self.priority_pool = PriorityPool("cpu-prio", max(1, priority_threads), self._execute)
         self.completed = 0
 
@@ -39,8 +44,10 @@ class CpuWorker(Actor):
 
     def on_receive(self, msg: Any) -> Any:
         if type(msg) is Launch:
-            pool = self.priority_pool if msg.priority > 0 else self.pool
-            pool.submit((pool, msg), msg.priority)
+            if msg.priority > 0:
+                self.priority_pool.submit((self.priority_pool, msg), msg.priority)
+            else:
+                self.pool.submit((self.pool, msg), msg.rank)
         elif type(msg) is GetWorkerStatistics:
             pools = (self.pool, self.priority_pool)
             return WorkerStatistics(

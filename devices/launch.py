@@ -17,12 +17,23 @@ class Launch:
     Pipelined launches (``devices/pipeline.py``, GPU workers only): ``after`` holds the
     ``Pending`` inputs whose producers must finish on the device first, ``publish`` the
     ``Pending`` this launch's output is stored in for its dependents; both None otherwise.
+
+    ``priority`` > 0 asks for a worker's priority queue or pool (copies); ``rank`` orders a
+    CPU worker's kernel launches among themselves (higher first: the node's critical-path rank,
+    actors/launch_rank.py).
     """
 
-    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind", "after", "publish")
+    __slots__ = ("step", "compute", "inputs", "priority", "reply_to", "kind", "after", "publish", "rank")
 
     def __init__(
-        self, step: Any, compute: Any, inputs: list[Any], priority: int, reply_to: Any, kind: str = "compute"
+        self,
+        step: Any,
+        compute: Any,
+        inputs: list[Any],
+        priority: int,
+        reply_to: Any,
+        kind: str = "compute",
+        rank: int = 0,
     ) -> None:
         self.step = step
         self.compute = compute
@@ -32,6 +43,7 @@ class Launch:
         self.kind = kind
         self.after: tuple[Any, ...] | None = None
         self.publish: Any = None
+        self.rank = rank
 
 
 class KernelDone:
