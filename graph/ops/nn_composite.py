@@ -17,7 +17,8 @@ from .array import expand_dims, one_hot, stack, where, zeros_like
 from .array import shape as shape_of
 from .constant import constant
 from .embedding import embedding_lookup
-from .math import abs, cast, equal, exp, greater, less, log, matmul, maximum, not_equal
+from .math import abs, cast, equal, exp, greater, less, matmul, maximum, not_equal
+from .math_unary import log1p
 from .nn import bias_add
 from .random import random_uniform
 from .reduction import argmax, reduce_sum
@@ -37,7 +38,8 @@ TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 def sigmoid_cross_entropy_with_logits(
     labels: Any = None, logits: Any = None, name: str | None = None
 ) -> Tensor:
-    """Elementwise -z*log(sigmoid(x)) - (1-z)*log(1-sigmoid(x)), as max(x, 0) - x*z + log(1 + exp(-|x|))."""
+    """Elementwise -z*log(sigmoid(x)) - (1-z)*log(1-sigmoid(x)), as max(x, 0) - x*z + log1p(exp(-|x|))
+    (TF's Log1p: exact where exp(-|x|) is below float epsilon, where log(1 + .) rounds to 0)."""
     if labels is None or logits is None:
         raise GraphError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
     with get_default_graph().name_scope(name or "logistic_loss"):
@@ -48,7 +50,7 @@ def sigmoid_cross_entropy_with_logits(
                 f"logits {x.name} and labels {z.name} must have the same shape, got {S.format_shape(x._shape)} "
                 f"and {S.format_shape(z._shape)}"
             )
-        return maximum(x, 0.0) - x * z + log(exp(-abs(x)) + 1.0)
+        return maximum(x, 0.0) - x * z + log1p(exp(-abs(x)))
 
 
 def dropout(

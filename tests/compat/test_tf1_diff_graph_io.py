@@ -34,7 +34,8 @@ def _build_model(tf: Any) -> tuple[Any, Any]:
     tf.cast(tf.argmax(logits, 1), tf.float32, name="label")
     tf.identity(tf.reduce_max(logits), name="peak")
     tf.identity(probs[1:, 2] + logits[..., ::2][:, None, 0], name="sliced")
-    tf.identity(tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits), name="mixed")
+    mixed = tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits) + tf.log1p(tf.abs(logits))
+    tf.identity(mixed, name="mixed")
     return x, ("probs", "total", "label", "mixed", "peak", "sliced")
 
 

@@ -793,6 +793,7 @@ def _math_namespace_cases() -> list[Case]:
     m = ac.math
     unary = {
         "Expm1": (m.expm1, normal(3, 4)),
+        "Log1p": (m.log1p, unit),
         "Erf": (m.erf, normal(3, 4)),
         "Erfc": (m.erfc, normal(3, 4)),
         "Lgamma": (m.lgamma, pos),
