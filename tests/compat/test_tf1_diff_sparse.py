@@ -261,3 +261,39 @@ def test_sparse_update_matches_tf1(optimizer: str, clip: bool) -> None:
     assert sorted(ours["values"]) == sorted(ref["values"]), "variables (with slots) differ"
     for name, r in ref["values"].items():
         assert_same(ours["values"][name], r, 2e-5, 2e-6, f"{optimizer}: {name}")
+
+
+def _shared_ids_train(tf: Any) -> dict[str, Any]:
+    """Tables gathered at the same two id tensors (a, b: one concat of indices may serve both),
+    in the other order (c) and at other ids (d); repeated ids within and across the lookups."""
+    g = tf.Graph()
+    with g.as_default():
+        p = tf.placeholder(tf.int32, [None], name="p")
+        q = tf.placeholder(tf.int32, [None], name="q")
+        tables = {k: tf.Variable(normal(6, 2, tag=f"table_{k}"), name=k) for k in "abcd"}
+        a, b, c, d = tables.values()
+        rows = [
+            tf.gather(a, p) * tf.gather(b, p) + tf.gather(b, q) * tf.gather(a, q),
+            tf.gather(c, q) - tf.gather(c, p),
+            tf.gather(d, p) * tf.gather(d, [0, 5, 0]),
+        ]
+        loss = tf.add_n([tf.reduce_sum(tf.square(r - 0.5)) for r in rows])
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        pairs = opt.compute_gradients(loss, var_list=list(tables.values()))
+        train = opt.apply_gradients(pairs)
+        indices = [gr.indices.name for gr, _ in pairs]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for pb, qb in (([1, 4, 1], [4, 4, 2]), ([0, 5, 5], [5, 0, 3])):
+                sess.run(train, {p: pb, q: qb})
+            values = {k: sess.run(v) for k, v in tables.items()}
+    return {"indices": indices, "values": values}
+
+
+def test_tables_gathered_at_the_same_ids_share_their_index_concat_and_match_tf1() -> None:
+    got = run_both(_shared_ids_train)
+    ours, ref = got["antcolony"], got["tensorflow"]
+    a, b, c, d = ours["indices"]
+    assert a == b and len({a, c, d}) == 3, ours["indices"]
+    for name, r in ref["values"].items():
+        assert_same(ours["values"][name], r, 2e-5, 2e-6, f"table {name}")
