@@ -185,6 +185,34 @@ def test_scatter_ops_on_variables_match_tf1(kind: str) -> None:
         assert_same(a, r, 1e-6, 1e-6, f"scatter_{kind}")
 
 
+def _integer_scatter(tf: Any, kind: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """scatter_<kind> on an integer variable, index 1 three times and 3 twice, negative values:
+    TF's integer division truncates toward zero after each row, in index order."""
+    r = np.random.default_rng(len(shape))
+    value = r.integers(-90, 90, shape).astype(dtype)
+    idx = np.array([1, 3, 1, 1, 0, 3], np.int64)
+    rows = (r.integers(1, 5, (6, *shape[1:])) * r.choice([-1, 1], (6, *shape[1:]))).astype(dtype)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        op = getattr(tf, f"scatter_{kind}")(v, idx, rows)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return sess.run(op)
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 3), (5, 2, 2)], ids=["1d", "2d", "3d"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("kind", ["div", "mul", "add", "sub", "max", "min"])
+def test_integer_scatter_with_repeated_indices_matches_tf1(
+    kind: str, dtype: Any, shape: tuple[int, ...]
+) -> None:
+    got = run_both(lambda tf: _integer_scatter(tf, kind, dtype, shape))
+    ours, ref = got["antcolony"], got["tensorflow"]
+    assert ours.dtype == ref.dtype
+    np.testing.assert_array_equal(ours, ref)
+
+
 def test_scatter_out_of_range_index_is_an_invalid_argument_error() -> None:
     import antcolony.compat.v1 as tf
 
