@@ -93,6 +93,17 @@ T.case(
     atol=0.0,
     grad_atol=0.0,
 )(lambda tf, y, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z))
+# logits exactly 0 (TF's gradient there is 0.5 - z: its composite takes the x >= 0 branches) and
+# labels between 0 and 1, both differentiated
+T.case(
+    "nn.sigmoid_cross_entropy_with_logits_zero_logits", PROBS, np.where(np.abs(LOGITS) < 1.5, 0.0, LOGITS)
+)(lambda tf, y, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z))
+T.case("nn.sigmoid_cross_entropy_with_logits_scalars", np.float32(0.3), np.float32(-2.5))(
+    lambda tf, y, z: [
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=-z),
+    ]
+)
 T.case("nn.softmax_cross_entropy_with_logits", PROBS, LOGITS)(
     lambda tf, y, z: tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=z)
 )
