@@ -112,13 +112,14 @@ def gradients(
             )
         ordered, on_path = _between(ys_l, xs_l)
         x_ops = {id(x.op) for x in xs_l}
+        index_concats: dict[tuple[int, ...], Tensor] = {}
 
         def visit(op: Operation) -> None:
             if id(op) in x_ops and not any(id(t.op) in on_path for t in op.inputs):
                 return
             if id(op) in stops:
                 return
-            out_grads = [aggregate(grads.get(t), add_n) for t in op.outputs]
+            out_grads = [aggregate(grads.get(t), add_n, index_concats) for t in op.outputs]
             if all(gr is None for gr in out_grads):
                 return
             with (
@@ -131,7 +132,7 @@ def gradients(
         from .control_flow.grad_walk import backprop_walk
 
         backprop_walk(g, ordered, visit, grads, on_path, xs_l)
-        return [aggregate(grads.get(x), add_n) for x in xs_l]
+        return [aggregate(grads.get(x), add_n, index_concats) for x in xs_l]
 
 
 def _backprop_op(
@@ -167,11 +168,17 @@ def _backprop_op(
             grads.setdefault(t, []).append(gr)
 
 
-def aggregate(items: list[Any] | None, add_n: Callable[..., Tensor]) -> Tensor | IndexedSlices | None:
+def aggregate(
+    items: list[Any] | None,
+    add_n: Callable[..., Tensor],
+    index_concats: dict[tuple[int, ...], Tensor] | None = None,
+) -> Tensor | IndexedSlices | None:
     """The sum of one tensor's gradients: AddN (densifying slices) unless all are IndexedSlices,
     which are concatenated (no dense tensor; repeated indices add up where they are applied).
     A shared weight's per-use MatMul and BiasAddGrad gradients are summed as one op over stacked
-    operands (graph/stacked_grads.py)."""
+    operands (graph/stacked_grads.py). ``index_concats`` (index tensors' ids -> their concat)
+    lets tensors gathered at the same ids share one concat of the indices (nce_loss's weights
+    and biases), within one ``gradients`` call."""
     if not items:
         return None
     if len(items) == 1:
@@ -190,7 +197,17 @@ def aggregate(items: list[Any] | None, add_n: Callable[..., Tensor]) -> Tensor |
     # TF casts mixed int32 / int64 indices to int64
     indices = [i.indices if len(index_dtypes) == 1 else cast(i.indices, "int64") for i in items]
     values = concat([i.values for i in items], 0)
-    return IndexedSlices(values, concat(indices, 0), items[0].dense_shape)
+    if index_concats is None:
+        return IndexedSlices(values, concat(indices, 0), items[0].dense_shape)
+    # The same ids in the same control-flow context and control dependencies: one concat. (The
+    # keyed objects outlive the gradients() call that keeps the dict.)
+    g = indices[0].graph
+    scope = (id(g._control_flow_context), *(id(c) for c in g._control_stack))
+    key = (*scope, -1, *(id(t) for t in indices))
+    joined = index_concats.get(key)
+    if joined is None:
+        joined = index_concats[key] = concat(indices, 0)
+    return IndexedSlices(values, joined, items[0].dense_shape)
 
 
 def densify(grad: Any) -> Any:

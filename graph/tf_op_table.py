@@ -116,6 +116,7 @@ _ELEMENTWISE = [
     "Rsqrt",
     "Exp",
     "Log",
+    "Log1p",
     "Abs",
     "Sign",
     "Floor",

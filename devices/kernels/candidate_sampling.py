@@ -31,7 +31,9 @@ class Distribution(Protocol):
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray: ...
 
-    def probability(self, values: np.ndarray) -> np.ndarray: ...
+    def probability(self, values: np.ndarray, in_range: bool = False) -> np.ndarray:
+        """P(value) per value; ``in_range``: the caller knows every value is in [0, range_max)."""
+        ...
 
 
 DISTRIBUTIONS: dict[str, Callable[[KernelContext], Distribution]] = {}
@@ -61,16 +63,18 @@ class LogUniform:
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         # exp(u * log(range + 1)) - 1, floored: P(k) = log((k + 2) / (k + 1)) / log(range + 1).
-        # (In place: in a training step each numpy call costs more than its arithmetic.)
+        # (floor(e) - 1 is floor(e - 1): expm1 and the truncation of a value >= 0 give it; in
+        # place: in a training step each numpy call costs more than its arithmetic.)
         u = rng.random(n)
         u *= self.log_range
-        values = np.exp(u, out=u).astype(np.int64)
-        values -= 1
+        values = np.expm1(u, out=u).astype(np.int64)
         values %= self.range_max  # guards the u -> 1 round-off edge, as TF
         return values
 
-    def probability(self, values: np.ndarray) -> np.ndarray:
+    def probability(self, values: np.ndarray, in_range: bool = False) -> np.ndarray:
         table = self.table
+        if table is not None and in_range:
+            return table.take(values)
         if table is not None and values.size:
             unsigned = UNSIGNED.get(values.dtype)
             if unsigned is not None and values.view(unsigned).max() < self.range_max:
@@ -94,7 +98,7 @@ class Uniform:
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.integers(0, self.range_max, n, dtype=np.int64)
 
-    def probability(self, values: np.ndarray) -> np.ndarray:
+    def probability(self, values: np.ndarray, in_range: bool = False) -> np.ndarray:
         return np.full(values.shape, self.p, dtype=np.float32)
 
 
@@ -121,7 +125,7 @@ class Unigram:
         picks = np.searchsorted(self.cdf, rng.random(n) * self.cdf[-1], side="right")
         return np.minimum(picks, self.weights.size - 1).astype(np.int64)
 
-    def probability(self, values: np.ndarray) -> np.ndarray:
+    def probability(self, values: np.ndarray, in_range: bool = False) -> np.ndarray:
         inside = (values >= 0) & (values < self.weights.size)
         w = self.weights[np.where(inside, values, 0)]
         return np.where(inside, w / self.total, np.float32(0)).astype(np.float32)
@@ -201,8 +205,10 @@ def _sampler_kernel(ctx: KernelContext) -> Compute:
                 f"{name}: cannot draw {n} distinct classes, only {dist.support} have a non-zero probability"
             )
         sampled, tries = draw(dist, rng, n, unique)
-        # both sets of classes in one pass (few numpy calls), then split
-        counts = expected_count(dist.probability(np.concatenate([tc.reshape(-1), sampled])), n, tries)
+        # both sets of classes in one pass (few numpy calls), then split; the true classes were
+        # checked above, the sampled ones are drawn in range: no second check
+        classes = np.concatenate([tc.reshape(-1), sampled])
+        counts = expected_count(dist.probability(classes, in_range=True), n, tries)
         true_count = counts[: tc.size].reshape(tc.shape)
         return xp.asarray(sampled), xp.asarray(true_count), xp.asarray(counts[tc.size :])
 

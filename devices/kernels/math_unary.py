@@ -14,6 +14,7 @@ from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 _UFUNCS = {
     "Expm1": "expm1",
+    "Log1p": "log1p",
     "Tan": "tan",
     "Sinh": "sinh",
     "Cosh": "cosh",

@@ -48,28 +48,29 @@ def scatter_rows_checked(target: np.ndarray, idx: np.ndarray, updates: np.ndarra
     an index out of ``[0, len(target))`` raises IndexError before anything is written.
 
     Written for the fewest numpy calls (in a training step each costs several us, more than the
-    arithmetic on a few hundred rows): as unsigned integers, a negative index is above any
-    bound, so the largest index is the whole check, and the sort of the indices finds it."""
-    uidx = idx.view(UNSIGNED[idx.dtype]) if idx.dtype in UNSIGNED else idx
-    n, bound = uidx.size, target.shape[0]
+    arithmetic on a few hundred rows): for rows, the sort of the indices finds the smallest and
+    largest index (the whole check) and the repeats; for a vector, as unsigned integers a
+    negative index is above any bound, so the largest index is the whole check."""
+    n, bound = idx.size, target.shape[0]
     if target.ndim == 1:
         # one call, rows applied in index order (.at's fast 1-D loop)
+        uidx = idx.view(UNSIGNED[idx.dtype]) if idx.dtype in UNSIGNED else idx
         if n and uidx.max() >= bound:
             raise IndexError("index out of range")
         ufunc.at(target, uidx, updates)
         return
     if n < 2:
-        if n and uidx[0] >= bound:
+        if n and not 0 <= idx[0] < bound:
             raise IndexError("index out of range")
-        target[uidx] = ufunc(target.take(uidx, axis=0), updates)
+        target[idx] = ufunc(target.take(idx, axis=0), updates)
         return
-    order = uidx.argsort(kind="stable")
-    ranked = uidx.take(order)
-    if ranked[-1] >= bound:
+    order = idx.argsort(kind="stable")
+    ranked = idx.take(order)
+    if ranked[0] < 0 or ranked[-1] >= bound:
         raise IndexError("index out of range")
     later = ranked[1:] == ranked[:-1]  # sorted position p + 1 repeats position p
-    if not later.any():
-        target[uidx] = ufunc(target.take(uidx, axis=0), updates)
+    if not np.count_nonzero(later):  # (ndarray.any goes through a Python wrapper: ~2 us more)
+        target[idx] = ufunc(target.take(idx, axis=0), updates)
         return
     # Each distinct row once into a compact buffer, with its first update by fancy-index
     # arithmetic; the later updates of repeated rows by .at on the flattened buffer (its fast
@@ -147,8 +148,11 @@ def _row_kernel(ctx: KernelContext) -> Compute:
     return compute
 
 
+# A row scatter makes a few passes over its updates only (the variable's reference counts one
+# element): inline up to 4x the session's threshold, since handing a 256 x 128 sparse SGD update
+# (~40 us) to a worker thread costs more than it (the embedding step's ScatterSub, 33k elements).
 for _t in _ROW_UFUNCS:
-    register_kernel(_t, aliasing=Aliasing.HELD, expensive=True)(_row_kernel)
+    register_kernel(_t, aliasing=Aliasing.HELD, expensive=True, inline_scale=4)(_row_kernel)
 
 
 def _nd_index(xp: Any, indices: Any, shape: tuple[int, ...], name: str) -> tuple[tuple[Any, ...], int, int]:

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     linalg_decomp,
     linalg_decomp_grad,
     logging_ops,
+    logistic_loss,
     lstm_ops,
     masking,
     math,

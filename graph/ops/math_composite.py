@@ -1,5 +1,5 @@
 """Math functions of TF1 built from registered ops: reduce_logsumexp, reduce_any / reduce_all,
-logical_and / or / not / xor, argmin, log1p, truediv, to_float and the other to_* casts,
+logical_and / or / not / xor, argmin, truediv, to_float and the other to_* casts,
 tensordot, cumsum. Their gradients are the parts' gradients."""
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ __all__ = [
     "arg_min",
     "argmin",
     "cumsum",
-    "log1p",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -141,17 +140,6 @@ def arg_max(input: Any, dimension: Any, output_type: Any = dtypes.int64, name: s
 def arg_min(input: Any, dimension: Any, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:
     """TF1's ``tf.arg_min``: ``argmin`` with the axis as the second positional argument."""
     return argmin(input, dimension, name=name, output_type=output_type)
-
-
-def log1p(x: Any, name: str | None = None) -> Tensor:
-    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x rounded (Goldberg's trick)."""
-    with get_default_graph().name_scope(name or "Log1p"):
-        xt = convert_to_tensor(x)
-        u = xt + 1.0
-        exact = equal(u, 1.0)
-        # The masked branch still runs: keep its denominator away from 0 so no nan reaches the gradient.
-        denominator = where(exact, 1.0, u - 1.0)
-        return where(exact, xt, log(where(exact, 1.0, u)) * xt / denominator)
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:

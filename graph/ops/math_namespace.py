@@ -32,7 +32,6 @@ from .math import (
 from .math_composite import (
     argmin,
     cumsum,
-    log1p,
     logical_and,
     logical_not,
     logical_or,
@@ -80,6 +79,7 @@ from .math_unary import (
     is_inf,
     is_nan,
     lgamma,
+    log1p,
     polygamma,
     rint,
     round,

@@ -33,6 +33,7 @@ __all__ = [
     "is_inf",
     "is_nan",
     "lgamma",
+    "log1p",
     "polygamma",
     "rint",
     "round",
@@ -42,6 +43,7 @@ __all__ = [
 
 FLOAT_UNARY = (
     "Expm1",
+    "Log1p",
     "Erf",
     "Erfc",
     "Lgamma",
@@ -81,6 +83,11 @@ not_differentiable("Ceil", "Rint", "Round", *TESTS)
 def expm1(x: Any, name: str | None = None) -> Tensor:
     """exp(x) - 1, accurate for tiny x."""
     return unary("Expm1", x, name)
+
+
+def log1p(x: Any, name: str | None = None) -> Tensor:
+    """log(1 + x), accurate for tiny x."""
+    return unary("Log1p", x, name)
 
 
 def erf(x: Any, name: str | None = None) -> Tensor:
@@ -183,6 +190,12 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 @register_gradient("Expm1")
 def _expm1_grad(op: Operation, grad: Tensor) -> list:
     return [grad * exp(op.inputs[0])]
+
+
+@register_gradient("Log1p")
+def _log1p_grad(op: Operation, grad: Tensor) -> list:
+    # one division (TF: a reciprocal, then a product): a node fewer, a rounding fewer
+    return [grad / (op.inputs[0] + 1.0)]
 
 
 @register_gradient("Erf")

@@ -1,5 +1,6 @@
-"""``ac.nn`` functions composed of registered ops: sigmoid cross-entropy, dropout, xw_plus_b,
-embedding_lookup (their gradients are the parts' gradients)."""
+"""``ac.nn`` functions composed of registered ops: dropout, xw_plus_b, embedding_lookup, in_top_k,
+top_k (their gradients are the parts' gradients); sigmoid_cross_entropy_with_logits is an op
+(logistic_loss.py), re-exported here."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import numpy as np
 
 from antcolony.errors import GraphError
 
-from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..op_builder import _is_symbolic, convert_to_tensor
 from .array import expand_dims, one_hot, stack, where, zeros_like
 from .array import shape as shape_of
 from .constant import constant
 from .embedding import embedding_lookup
-from .math import abs, cast, equal, exp, greater, less, log, matmul, maximum, not_equal
+from .logistic_loss import sigmoid_cross_entropy_with_logits
+from .math import abs, cast, equal, greater, less, matmul, not_equal
 from .nn import bias_add
 from .random import random_uniform
 from .reduction import argmax, reduce_sum
@@ -32,23 +33,6 @@ __all__ = [
 ]
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
-
-
-def sigmoid_cross_entropy_with_logits(
-    labels: Any = None, logits: Any = None, name: str | None = None
-) -> Tensor:
-    """Elementwise -z*log(sigmoid(x)) - (1-z)*log(1-sigmoid(x)), as max(x, 0) - x*z + log(1 + exp(-|x|))."""
-    if labels is None or logits is None:
-        raise GraphError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
-    with get_default_graph().name_scope(name or "logistic_loss"):
-        x = convert_to_tensor(logits)
-        z = convert_to_tensor(labels, dtype=x.dtype)
-        if not S.compatible(x._shape, z._shape):
-            raise GraphError(
-                f"logits {x.name} and labels {z.name} must have the same shape, got {S.format_shape(x._shape)} "
-                f"and {S.format_shape(z._shape)}"
-            )
-        return maximum(x, 0.0) - x * z + log(exp(-abs(x)) + 1.0)
 
 
 def dropout(

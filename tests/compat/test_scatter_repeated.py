@@ -114,3 +114,20 @@ def test_integer_rows_with_repeated_indices_apply_in_index_order(kind: str) -> N
     got = _scattered(kind, value, idx.astype(np.int64), updates)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, _sequential(kind, value, idx, updates))
+
+
+@pytest.mark.parametrize("bad", [-1, 6, -7])
+def test_a_single_index_out_of_range_fails_and_changes_nothing(bad: int) -> None:
+    value = np.arange(18, dtype=np.float32).reshape(6, 3)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        ids = tf.placeholder(tf.int64, [None])
+        op = tf.scatter_sub(v, ids, tf.ones([1, 3]), name="scatter")
+    with tf.Session(graph=g) as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"scatter.*indices must be in \[0, 6\)"):
+            sess.run(op, {ids: [bad]})
+        np.testing.assert_array_equal(sess.run(v), value)
+        sess.run(op, {ids: [5]})
+        np.testing.assert_array_equal(sess.run(v), _sequential("sub", value, np.array([5]), np.ones((1, 3))))

@@ -148,6 +148,26 @@ def test_draws_follow_the_probabilities_tf_reports(sampler: str) -> None:
         assert np.all(np.abs(freq - p) <= 5 * sigma + 1e-9), (freq, p)
 
 
+@pytest.mark.parametrize("range_max", [50_000, (1 << 19) + 1], ids=["50k", "512k"])
+def test_log_uniform_draws_over_a_large_vocabulary_follow_the_law(range_max: int) -> None:
+    """20,000 draws from 50,000 and from 2**19 + 1 classes land in the classes
+    [2**j - 1, 2**(j+1) - 1) and in the last, partial range as often as the log-uniform law
+    says, in both frameworks (an off-by-one class would move the mass of each range)."""
+    n = 20_000
+    bounds = np.minimum(2 ** np.arange(21) - 1, range_max)
+    bounds = np.unique(np.append(bounds, range_max))
+    law = np.diff(np.log(bounds + 1.0)) / np.log(range_max + 1.0)
+    sigma = np.sqrt(law * (1 - law) / n)
+    one = _true(1, np.array([0]))
+    for name, fw in FRAMEWORKS.items():
+        ((draws, _, _),) = _run(
+            fw, lambda tf: tf.nn.log_uniform_candidate_sampler(one, 1, n, False, range_max)
+        )
+        assert draws.min() >= 0 and draws.max() < range_max, (name, draws.min(), draws.max())
+        freq = np.histogram(draws, bins=bounds)[0] / n
+        assert np.all(np.abs(freq - law) <= 5 * sigma + 1e-9), (name, freq, law)
+
+
 @pytest.mark.parametrize("sampler", ["log_uniform", "unigram"])
 def test_unique_inclusion_frequencies_match_tf(sampler: str) -> None:
     """Rejection sampling: how often each id makes the sample of 5 matches TF's, over 600 runs

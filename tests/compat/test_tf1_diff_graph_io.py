@@ -34,7 +34,8 @@ def _build_model(tf: Any) -> tuple[Any, Any]:
     tf.cast(tf.argmax(logits, 1), tf.float32, name="label")
     tf.identity(tf.reduce_max(logits), name="peak")
     tf.identity(probs[1:, 2] + logits[..., ::2][:, None, 0], name="sliced")
-    tf.identity(tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits), name="mixed")
+    mixed = tf.tanh(tf.matmul(h, w, transpose_b=False)) - tf.sigmoid(logits) + tf.log1p(tf.abs(logits))
+    tf.identity(mixed, name="mixed")
     return x, ("probs", "total", "label", "mixed", "peak", "sliced")
 
 
@@ -227,3 +228,35 @@ def test_antcolony_op_without_tf_translation_is_unimplemented_naming_it(tmp_path
     with pytest.raises(UnimplementedError, match="'OneHot'"):
         acv1.io.write_graph(g, str(tmp_path), "g.pb", as_text=False)
     assert not os.path.exists(tmp_path / "g.pb")
+
+
+def test_sigmoid_cross_entropy_and_its_gradients_export_as_tf_ops() -> None:
+    """antcolony's one-op logistic loss and its one-op gradient become TF's composites in the
+    GraphDef: TF runs them with antcolony's values (logits of both signs, 0 and large)."""
+    rng = np.random.default_rng(5)
+    logits = np.concatenate([rng.standard_normal(6) * 3, [0.0, 30.0, -30.0]]).astype(np.float32)
+    labels = rng.uniform(0, 1, logits.size).astype(np.float32)
+    weights = rng.standard_normal(logits.size).astype(np.float32)
+    fetches = ["logistic_loss:0", "grad_logits:0", "grad_labels:0"]
+    g = acv1.Graph()
+    with g.as_default():
+        x = acv1.placeholder(acv1.float32, [None], name="x")
+        z = acv1.placeholder(acv1.float32, [None], name="z")
+        loss = acv1.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)
+        gx, gz = acv1.gradients(loss, [x, z], grad_ys=acv1.constant(weights))
+        acv1.identity(gx, name="grad_logits")
+        acv1.identity(gz, name="grad_labels")
+        assert {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"} <= {
+            op.type for op in g.get_operations()
+        }
+        with acv1.Session(graph=g) as sess:
+            want = sess.run(fetches, {x: logits, z: labels})
+    proto = tf1.GraphDef()
+    proto.ParseFromString(g.as_graph_def().SerializeToString())
+    tg = tf1.Graph()
+    with tg.as_default():
+        tf1.import_graph_def(proto, name="")
+        with tf1.Session(graph=tg) as sess:
+            got = sess.run(fetches, {"x:0": logits, "z:0": labels})
+    for name, a, b in zip(fetches, got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=0, err_msg=name)

@@ -249,6 +249,8 @@ NAMED = {
         tf.squared_difference(x, x),
         tf.rsqrt(x),
         tf.reciprocal(x),
+        tf.log1p(x),
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=x, logits=x),
         tf.mod(i, i),
         tf.truediv(i, i),
         tf.squeeze(tf.zeros([1, 2])),
@@ -284,11 +286,7 @@ NAMED = {
             "softplus": lambda tf, x, i, b: tf.nn.softplus(x),
             "leaky_relu": lambda tf, x, i, b: tf.nn.leaky_relu(x),
             "selu": lambda tf, x, i, b: tf.nn.selu(x),
-            "log1p": lambda tf, x, i, b: tf.log1p(x),
             "reduce_any": lambda tf, x, i, b: tf.reduce_any(b),
-            "sigmoid_cross_entropy_with_logits": lambda tf, x, i, b: tf.nn.sigmoid_cross_entropy_with_logits(
-                labels=x, logits=x
-            ),
         }.items()
     },
 }
@@ -299,7 +297,6 @@ NAME_DIFFERENCES = {
     "antcolony names the result 'random_uniform'",
     "sparse_softmax_cross_entropy_with_logits": "TF wraps the op in a scope of the same name "
     "('SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits'); antcolony does not",
-    "sigmoid_cross_entropy_with_logits": "TF's result op is 'logistic_loss'; antcolony's 'logistic_loss/add_1'",
 }
 
 

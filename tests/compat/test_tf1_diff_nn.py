@@ -84,6 +84,26 @@ for _pad in ["SAME", "VALID"]:
 T.case("nn.sigmoid_cross_entropy_with_logits", BINARY, LOGITS)(
     lambda tf, y, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z)
 )
+# |logits| 15-60: exp(-|x|) is below float32's epsilon, so log(1 + exp(-|x|)) would round the
+# losses of the well-classified entries to 0 where TF's Log1p keeps them (1e-26 to 3e-7)
+T.case(
+    "nn.sigmoid_cross_entropy_with_logits_large_logits",
+    BINARY,
+    np.sign(LOGITS) * (15.0 + 15.0 * np.abs(LOGITS)),
+    atol=0.0,
+    grad_atol=0.0,
+)(lambda tf, y, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z))
+# logits exactly 0 (TF's gradient there is 0.5 - z: its composite takes the x >= 0 branches) and
+# labels between 0 and 1, both differentiated
+T.case(
+    "nn.sigmoid_cross_entropy_with_logits_zero_logits", PROBS, np.where(np.abs(LOGITS) < 1.5, 0.0, LOGITS)
+)(lambda tf, y, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z))
+T.case("nn.sigmoid_cross_entropy_with_logits_scalars", np.float32(0.3), np.float32(-2.5))(
+    lambda tf, y, z: [
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z),
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=-z),
+    ]
+)
 T.case("nn.softmax_cross_entropy_with_logits", PROBS, LOGITS)(
     lambda tf, y, z: tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=z)
 )

@@ -185,6 +185,34 @@ def test_scatter_ops_on_variables_match_tf1(kind: str) -> None:
         assert_same(a, r, 1e-6, 1e-6, f"scatter_{kind}")
 
 
+def _integer_scatter(tf: Any, kind: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """scatter_<kind> on an integer variable, index 1 three times and 3 twice, negative values:
+    TF's integer division truncates toward zero after each row, in index order."""
+    r = np.random.default_rng(len(shape))
+    value = r.integers(-90, 90, shape).astype(dtype)
+    idx = np.array([1, 3, 1, 1, 0, 3], np.int64)
+    rows = (r.integers(1, 5, (6, *shape[1:])) * r.choice([-1, 1], (6, *shape[1:]))).astype(dtype)
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(value, name="v")
+        op = getattr(tf, f"scatter_{kind}")(v, idx, rows)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return sess.run(op)
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 3), (5, 2, 2)], ids=["1d", "2d", "3d"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("kind", ["div", "mul", "add", "sub", "max", "min"])
+def test_integer_scatter_with_repeated_indices_matches_tf1(
+    kind: str, dtype: Any, shape: tuple[int, ...]
+) -> None:
+    got = run_both(lambda tf: _integer_scatter(tf, kind, dtype, shape))
+    ours, ref = got["antcolony"], got["tensorflow"]
+    assert ours.dtype == ref.dtype
+    np.testing.assert_array_equal(ours, ref)
+
+
 def test_scatter_out_of_range_index_is_an_invalid_argument_error() -> None:
     import antcolony.compat.v1 as tf
 
@@ -261,3 +289,39 @@ def test_sparse_update_matches_tf1(optimizer: str, clip: bool) -> None:
     assert sorted(ours["values"]) == sorted(ref["values"]), "variables (with slots) differ"
     for name, r in ref["values"].items():
         assert_same(ours["values"][name], r, 2e-5, 2e-6, f"{optimizer}: {name}")
+
+
+def _shared_ids_train(tf: Any) -> dict[str, Any]:
+    """Tables gathered at the same two id tensors (a, b: one concat of indices may serve both),
+    in the other order (c) and at other ids (d); repeated ids within and across the lookups."""
+    g = tf.Graph()
+    with g.as_default():
+        p = tf.placeholder(tf.int32, [None], name="p")
+        q = tf.placeholder(tf.int32, [None], name="q")
+        tables = {k: tf.Variable(normal(6, 2, tag=f"table_{k}"), name=k) for k in "abcd"}
+        a, b, c, d = tables.values()
+        rows = [
+            tf.gather(a, p) * tf.gather(b, p) + tf.gather(b, q) * tf.gather(a, q),
+            tf.gather(c, q) - tf.gather(c, p),
+            tf.gather(d, p) * tf.gather(d, [0, 5, 0]),
+        ]
+        loss = tf.add_n([tf.reduce_sum(tf.square(r - 0.5)) for r in rows])
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        pairs = opt.compute_gradients(loss, var_list=list(tables.values()))
+        train = opt.apply_gradients(pairs)
+        indices = [gr.indices.name for gr, _ in pairs]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for pb, qb in (([1, 4, 1], [4, 4, 2]), ([0, 5, 5], [5, 0, 3])):
+                sess.run(train, {p: pb, q: qb})
+            values = {k: sess.run(v) for k, v in tables.items()}
+    return {"indices": indices, "values": values}
+
+
+def test_tables_gathered_at_the_same_ids_share_their_index_concat_and_match_tf1() -> None:
+    got = run_both(_shared_ids_train)
+    ours, ref = got["antcolony"], got["tensorflow"]
+    a, b, c, d = ours["indices"]
+    assert a == b and len({a, c, d}) == 3, ours["indices"]
+    for name, r in ref["values"].items():
+        assert_same(ours["values"][name], r, 2e-5, 2e-6, f"table {name}")

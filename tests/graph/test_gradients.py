@@ -229,6 +229,18 @@ def _nn_cases() -> list[Case]:
             ),
             (normal(2, 2, 3),),
         ),
+        Case(
+            "SigmoidCrossEntropyWithLogits into logits and labels",
+            ("SigmoidCrossEntropyWithLogits",),
+            lambda lg, lb: ac.nn.sigmoid_cross_entropy_with_logits(labels=lb, logits=lg),
+            (normal(3, 4) * 3.0, _rng.uniform(0.0, 1.0, (3, 4))),
+        ),
+        Case(
+            "SigmoidCrossEntropyWithLogitsGrad",
+            ("SigmoidCrossEntropyWithLogitsGrad",),
+            _op("SigmoidCrossEntropyWithLogitsGrad"),
+            (normal(3, 4), normal(3, 4) * 3.0, _rng.uniform(0.0, 1.0, (3, 4))),
+        ),
         Case("L2Loss", ("L2Loss",), ac.nn.l2_loss, (normal(3, 4),)),
     ]
 
@@ -799,6 +811,7 @@ def _math_namespace_cases() -> list[Case]:
     m = ac.math
     unary = {
         "Expm1": (m.expm1, normal(3, 4)),
+        "Log1p": (m.log1p, unit),
         "Erf": (m.erf, normal(3, 4)),
         "Erfc": (m.erfc, normal(3, 4)),
         "Lgamma": (m.lgamma, pos),
