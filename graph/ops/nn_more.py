@@ -33,7 +33,8 @@ from .math import (
     reduce_sum,
     square,
 )
-from .math_composite import log1p, logical_and
+from .math_composite import logical_and
+from .math_unary import log1p
 from .nn import relu
 
 __all__ = [
