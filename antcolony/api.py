@@ -219,7 +219,7 @@ from antcolony.graph.ops.math_unary import (
 )
 from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.partition import dynamic_partition, dynamic_stitch
-from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
+from antcolony.graph.ops.random import random_normal, random_shuffle, random_uniform, truncated_normal
 from antcolony.graph.ops.rounding import div, floor, floor_div, floordiv, floormod, mod
 from antcolony.graph.ops.scatter import (
     gather_nd,
@@ -453,6 +453,7 @@ __all__ = [
     "random",
     "random_normal",
     "random_normal_initializer",
+    "random_shuffle",
     "random_uniform",
     "random_uniform_initializer",
     "range",

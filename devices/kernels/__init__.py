@@ -23,6 +23,7 @@ from . import (  # noqa: F401  # noqa: F401
     pooling,
     printing,
     py_func,
+    queues,
     random,
     rounding,
     scatter,

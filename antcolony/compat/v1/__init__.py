@@ -22,6 +22,14 @@ from antcolony.graph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from antcolony.graph.ops.queues import FIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
+from antcolony.graph.ops.readers import (
+    ReaderBase,
+    TextLineReader,
+    TFRecordReader,
+    WholeFileReader,
+    decode_csv,
+)
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
@@ -41,16 +49,25 @@ from . import train as train
 __all__ = [
     *_api_names,
     "ConfigProto",
+    "FIFOQueue",
     "FixedLenFeature",
     "GPUOptions",
     "InteractiveSession",
     "NotDifferentiable",
+    "QueueBase",
+    "RandomShuffleQueue",
+    "ReaderBase",
     "RegisterGradient",
     "Session",
     "SparseTensor",
     "SparseTensorValue",
+    "TFRecordReader",
+    "TextLineReader",
     "VarLenFeature",
+    "WholeFileReader",
     "app",
+    "count_up_to",
+    "decode_csv",
     "errors",
     "flags",
     "get_default_session",
