@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow")
@@ -84,3 +85,50 @@ def test_event_files_written_per_step_read_back_in_tf(tmp_path: Any) -> None:
     got = run_both(lambda tf: _merged_summaries_per_step(tf, str(tmp_path / tf.__name__)))
     assert got["antcolony"] == got["tensorflow"]
     assert [step for step, _ in got["antcolony"]] == [0, 1, 2]
+
+
+def _unit_tests(tf: Any) -> dict[str, Any]:
+    # instillai's TensorFlow_Test: a tf.test.TestCase run by unittest (tf.test.main's loader)
+    import unittest
+
+    class Case(tf.test.TestCase):
+        def testSquare(self) -> None:
+            with self.test_session():
+                x = tf.square([2, 3])
+                self.assertAllEqual(x.eval(), [4, 9])
+
+        def testCloseAndEvaluate(self) -> None:
+            with self.session() as sess:
+                y = tf.constant([1.0, 2.0]) / 3.0
+                self.assertAllClose(sess.run(y), [1 / 3, 2 / 3])
+                self.assertAllClose(self.evaluate(y), np.array([1 / 3, 2 / 3]), rtol=1e-6)
+                self.assertShapeEqual(np.zeros(2), y)
+
+        def testFreshGraph(self) -> None:
+            self.assertEqual(tf.get_default_graph().get_operations(), [])
+            tf.constant(1.0, name="c")
+
+        def testOpError(self) -> None:
+            with self.cached_session():
+                p = tf.placeholder(tf.float32)
+                with self.assertRaisesOpError("placeholder"):
+                    (p + 1.0).eval()
+
+        def testFailure(self) -> None:
+            with self.cached_session():
+                self.assertAllEqual(tf.constant([1, 2]).eval(), [1, 3])
+
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(Case).run(result)
+    return {
+        "run": result.testsRun,
+        "failed": sorted(t.id().rsplit(".", 1)[-1] for t, _ in result.failures),
+        "errors": [(t.id(), e.splitlines()[-1]) for t, e in result.errors],
+        "skipped": sorted(t.id().rsplit(".", 1)[-1] for t, _ in result.skipped),
+    }
+
+
+def test_tf_test_cases_run_as_in_tf() -> None:
+    got = run_both(_unit_tests)
+    assert got["antcolony"] == got["tensorflow"]
+    assert got["antcolony"]["failed"] == ["testFailure"] and got["antcolony"]["skipped"] == ["test_session"]

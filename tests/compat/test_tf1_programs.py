@@ -63,6 +63,8 @@ def test_the_judge_follows_its_rules():
     assert judge("band", "1.1", "1.0") and not judge("band", "0.5", "1.0")
     assert judge("output", "b'Hello'", "b'Hello'") and not judge("output", "Hello", "b'Hello'")
     assert judge("percent", "96.0", "100.0") and not judge("percent", "83.33", "100.0")
+    # a program that diverges on both sides (hunkim's lab-07-2, unnormalised inputs) matches
+    assert judge("loss", "nan", "nan") and not judge("loss", "nan", "0.5") and not judge("loss", "0.5", "nan")
 
 
 def test_program_names_are_unique():
@@ -92,6 +94,16 @@ def test_a_program_runs_beside_copies_of_its_data_but_not_of_other_programs(tmp_
     assert "'data.csv'" in listed and "'samples'" in listed
     assert "other.py" not in listed and "big.bin" not in listed  # programs and large files stay
     assert not (folder / "samples" / "000.png").exists()  # written into the copy only
+
+
+def test_a_program_gets_its_own_flags(tmp_path):
+    folder = tmp_path / "owner+repo"
+    folder.mkdir()
+    (folder / "program.py").write_text("import sys\nprint(sys.argv[1:])\n")
+    program = tf1_programs.Program("owner+repo", "program.py", tf1_programs.OUTPUT, args=("--self_test",))
+    run = tf1_programs.run_side(program, tmp_path, "antcolony", 60)
+    assert run.status == "ok", run.error
+    assert run.stdout.strip() == "['--self_test']"
 
 
 QUICK = ["helloworld", "basic_operations", "00_multiply", "logistic_regression", "neural_network_raw"]

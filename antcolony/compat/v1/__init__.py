@@ -44,6 +44,7 @@ from . import io as io
 from . import logging as logging
 from . import python_io as python_io
 from . import sparse as sparse
+from . import test as test
 from . import train as train
 
 __all__ = [
@@ -81,5 +82,6 @@ __all__ = [
     "python_io",
     "sparse",
     "sparse_tensor_to_dense",
+    "test",
     "train",
 ]
