@@ -34,6 +34,7 @@ from . import (  # noqa: F401  # noqa: F401
     string_format,
     strings,
     summary,
+    summary_image,
     tensor_array,
     training,
 )

@@ -132,3 +132,42 @@ def test_tf_test_cases_run_as_in_tf() -> None:
     got = run_both(_unit_tests)
     assert got["antcolony"] == got["tensorflow"]
     assert got["antcolony"]["failed"] == ["testFailure"] and got["antcolony"]["skipped"] == ["test_session"]
+
+
+def _image_summaries(tf: Any) -> list[tuple[str, int, int, int, Any]]:
+    # hunkim lab-13-2, TF's mnist_with_summaries: tf.summary.image of a reshaped batch
+    images = {
+        "positive": normal(4, 5, 6, 1, tag="ip") ** 2,
+        "signed": normal(2, 3, 4, 3, tag="is"),
+        "nonfinite": np.where(normal(1, 4, 4, 4, tag="in") > 1.0, np.nan, normal(1, 4, 4, 4, tag="iv")),
+        "bytes": (normal(2, 3, 3, 1, tag="ib") * 40 + 100).clip(0, 255).astype(np.uint8),
+    }
+    with tf.Graph().as_default():
+        summaries = [
+            tf.summary.image(name, tf.constant(value), max_outputs=1 if name == "signed" else 3)
+            for name, value in images.items()
+        ]
+        with tf.Session() as sess:
+            proto = tensorflow.compat.v1.Summary.FromString(sess.run(tf.summary.merge(summaries)))
+    with tensorflow.Graph().as_default(), tensorflow.compat.v1.Session() as decoder:
+        encoded = tensorflow.compat.v1.placeholder(tensorflow.string)
+        decode = tensorflow.image.decode_png(encoded)
+        return [
+            (
+                v.tag,
+                v.image.height,
+                v.image.width,
+                v.image.colorspace,
+                decoder.run(decode, {encoded: v.image.encoded_image_string}),
+            )
+            for v in proto.value
+        ]
+
+
+def test_image_summaries_show_the_pixels_tf_shows() -> None:
+    got = run_both(_image_summaries)
+    ours, theirs = got["antcolony"], got["tensorflow"]
+    assert [v[:4] for v in ours] == [v[:4] for v in theirs]
+    assert ours[0][0] == "positive/image/0" and any(v[0] == "signed/image" for v in ours)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_array_equal(a[4], t[4], err_msg=a[0])
