@@ -10,7 +10,15 @@ variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
     git clone https://github.com/MorvanZhou/Tensorflow-Tutorial     $DIR/MorvanZhou+Tensorflow-Tutorial
     git clone https://github.com/golbin/TensorFlow-Tutorials        $DIR/golbin+TensorFlow-Tutorials
     git clone https://github.com/pkmital/tensorflow_tutorials       $DIR/pkmital+tensorflow_tutorials
+    git clone https://github.com/hunkim/DeepLearningZeroToAll       $DIR/hunkim+DeepLearningZeroToAll
+    git clone https://github.com/instillai/TensorFlow-Course $DIR/instillai+TensorFlow-Course
+    git -C $DIR/instillai+TensorFlow-Course checkout 9da3c0a94303c3c29deacb42290665ce5cbd3519
     python scripts/tf1_programs.py --source $DIR
+
+Two single files of TensorFlow's own r1.x tutorials go at their paths under ``$DIR/tensorflow+tensorflow``
+(``tensorflow/examples/tutorials/mnist/mnist_deep.py`` at 3989ee55b1a99cbdc20fd08da2a4c8a6bc80f98a)
+and ``$DIR/tensorflow+models`` (``tutorials/image/mnist/convolutional.py`` at
+48251730feb72808545efa5efe68f3f90261b3f0); a program whose file is absent is reported missing.
 
 What is rewritten, the same way on both sides (``rewrite``): ``import tensorflow as tf`` becomes
 ``import antcolony.compat.v1 as tf`` or ``import tensorflow.compat.v1 as tf`` (TF 2 in TF1 mode);
