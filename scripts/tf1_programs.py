@@ -365,6 +365,13 @@ def compare(program: Program, ours: Run, theirs: Run) -> tuple[bool, str, str, s
     """(match, what TF gave, what antcolony gave, the key compared) on the first metric both have."""
     for metric in program.metrics:
         a, t = figures(metric, ours.stdout), figures(metric, theirs.stdout)
+        if metric.kind == "output" and not a and not t and ours.status == theirs.status == "ok":
+            return (
+                True,
+                "ok, 0 lines",
+                "ok, 0 lines",
+                "all",
+            )  # a silent program (unittest's report is on stderr)
         common = [k for k in t if k in a]
         if not common:
             continue
