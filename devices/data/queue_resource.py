@@ -98,6 +98,8 @@ class QueueResource:
         return out
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
+        # No enqueue ever waits here, so there is none to cancel; runners waiting for room see
+        # ``closed`` and stop.
         with self._cond:
             self.closed = True
             self._cond.notify_all()
