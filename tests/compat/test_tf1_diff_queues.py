@@ -207,3 +207,15 @@ def test_tfrecord_and_whole_file_readers_match_tf(tmp_path: Any) -> None:
     got = run_both(lambda tf: _records(tf, paths))
     assert got["antcolony"] == got["tensorflow"]
     assert os.path.basename(got["antcolony"][-1].decode()) == "r0.tfrecord"
+
+
+def test_queue_runners_refuse_a_single_worker_thread_instead_of_hanging() -> None:
+    import antcolony.compat.v1 as tf
+
+    with tf.Graph().as_default():
+        names = tf.train.string_input_producer(["a.csv"], shuffle=False)
+        tf.TextLineReader().read(names)
+        with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=1)) as sess:
+            coord = tf.train.Coordinator()
+            with pytest.raises(tf.errors.FailedPreconditionError, match="at least 2 CPU worker threads"):
+                tf.train.start_queue_runners(sess=sess, coord=coord)
