@@ -265,8 +265,8 @@ from antcolony.graph.ops.math_unary import (
 from antcolony.graph.ops.nn import sigmoid, tanh
 from antcolony.graph.ops.nn_more import depth_to_space, space_to_depth
 from antcolony.graph.ops.partition import dynamic_partition, dynamic_stitch
-from antcolony.graph.ops.random import random_normal, random_uniform, truncated_normal
-from antcolony.graph.ops.rounding import floor, floor_div, floordiv, floormod, mod
+from antcolony.graph.ops.random import random_normal, random_shuffle, random_uniform, truncated_normal
+from antcolony.graph.ops.rounding import div, floor, floor_div, floordiv, floormod, mod
 from antcolony.graph.ops.scatter import (
     gather_nd,
     scatter_add,
@@ -429,6 +429,7 @@ __all__ = [
     "diag",
     "diag_part",
     "digamma",
+    "div",
     "div_no_nan",
     "divide",
     "dtypes",
@@ -549,6 +550,7 @@ __all__ = [
     "random_crop",
     "random_normal",
     "random_normal_initializer",
+    "random_shuffle",
     "random_uniform",
     "random_uniform_initializer",
     "range",

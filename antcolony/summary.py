@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from antcolony.actors.summary.file_writer import FileWriter
 from antcolony.actors.summary.writer_cache import SummaryWriterCache as FileWriterCache
-from antcolony.graph.ops.summary_ops import histogram, merge, merge_all, scalar
+from antcolony.graph.ops.summary_ops import histogram, image, merge, merge_all, scalar
 
-__all__ = ["FileWriter", "FileWriterCache", "histogram", "merge", "merge_all", "scalar"]
+__all__ = ["FileWriter", "FileWriterCache", "histogram", "image", "merge", "merge_all", "scalar"]

@@ -137,6 +137,9 @@ class SessionResources:
         # Dataset iterators (devices/data/iterator_resource.py) by shared name: each may own
         # pipeline threads, stopped when the session releases its resources.
         self.iterators: dict[str, Any] = {}
+        # TF1 queues and readers (devices/data/queue_resource.py) by shared name: waiting
+        # dequeues end when the session releases its resources.
+        self.queues: dict[str, Any] = {}
 
     def release(self) -> None:
         """The session closed: drop the variables' values now. Kernels of the session's executors
@@ -148,6 +151,9 @@ class SessionResources:
         iterators, self.iterators = self.iterators, {}
         for it in iterators.values():
             it.close()
+        queues, self.queues = self.queues, {}
+        for q in queues.values():
+            q.release()
 
     def rng_for(self, op: Any) -> np.random.Generator:
         """A generator per random op, seeded from the graph and op seeds when given (as TF)."""

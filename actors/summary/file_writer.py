@@ -1,18 +1,15 @@
-"""``tf.summary.FileWriter``: TensorBoard event files written by tensorboardX.
+"""``tf.summary.FileWriter``: TensorBoard event files, with tensorboardX's protos.
 
-tensorboardX's ``EventsWriter`` frames the records (TFRecord with masked CRC32C) and writes the
-``brain.Event:2`` header; this class gives it TF1's interface (summaries as the bytes a summary
-op returns or as protos, ``graph=`` drawn in TensorBoard's graph tab, ``flush`` / ``close``).
-Two choices differ from tensorboardX's own ``FileWriter``:
+An event file is TFRecord-framed ``Event`` protos, the first a ``brain.Event:2`` header; the
+records are framed here (``devices/data/tfrecord.frame``: CRC-32C in numpy) rather than by
+tensorboardX's ``EventsWriter``, whose pure-Python CRC took 32 ms per event of a two-histogram
+merged summary (hunkim's lab-09-4 writes one per step: 10,001 of them). Two more choices differ
+from tensorboardX's own ``FileWriter``:
 
-- Writes are synchronous (buffered; ``flush`` writes and fsyncs): its queue-and-thread writer's
-  ``flush`` does not drain the queue, so events added just before could still be missing, while
-  TF's flush guarantees them.
-- The file is opened by us: tensorboardX opens local paths with ``open(path, "wb")``, which
-  follows a symlink planted at the event file's name and truncates whatever it points at. Its
-  writer-factory hook (``register_writer_factory``: a path ``"<prefix>:<rest>"`` is opened by the
-  factory, as its S3 / GCS support does) routes our files through
-  ``config/exclusive_file.create_new_file`` (``O_EXCL | O_NOFOLLOW``) instead.
+- Writes are synchronous (buffered; ``flush`` writes and fsyncs), so events added just before a
+  ``flush`` are in the file after it, as TF's flush guarantees.
+- The file is created with ``config/exclusive_file.create_new_file`` (``O_EXCL | O_NOFOLLOW``):
+  a symlink planted at the event file's name is refused, never followed and truncated.
 
 Each file name carries the process id and a counter, so two writers in one directory and one
 second never collide (TF's name is ``events.out.tfevents.<time>.<host>``; ours adds them).
@@ -23,38 +20,48 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import socket
+import threading
 import time
 from typing import Any
 
 from antcolony.config.exclusive_file import create_new_file
+from antcolony.devices.data.tfrecord import frame
 from antcolony.errors import FailedPreconditionError
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["FileWriter"]
 
-_PREFIX = "antcolony-nofollow"
 _COUNTER = itertools.count()
 
 
-class _NoFollowFactory:
-    """tensorboardX's writer-factory protocol: ``open(path)`` and ``directory_check(path)``."""
+class _EventFile:
+    """One event file, opened exclusively: the version header first, then one record per event."""
 
-    @staticmethod
-    def _local(path: str) -> str:
-        return path[len(_PREFIX) + 1 :]
+    def __init__(self, path: str, event_pb2: Any) -> None:
+        self._file = create_new_file(path)
+        self._lock = threading.Lock()  # hooks and the program may add from different threads
+        self.write(event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2"))
 
-    def open(self, path: str) -> Any:
-        return create_new_file(self._local(path))
+    def write(self, event: Any) -> None:
+        record = frame(event.SerializeToString())
+        with self._lock:
+            self._file.write(record)
 
-    def directory_check(self, path: str) -> None:
-        os.makedirs(self._local(path), exist_ok=True)
+    def flush(self) -> None:
+        with self._lock:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self.flush()
+        with self._lock:
+            self._file.close()
 
 
 def _tensorboardx() -> Any:
     try:
-        import tensorboardX.event_file_writer as event_file_writer
-        import tensorboardX.record_writer as record_writer
         from tensorboardX.proto import event_pb2, graph_pb2, summary_pb2
     except ImportError:
         raise FailedPreconditionError(
@@ -62,9 +69,7 @@ def _tensorboardx() -> Any:
             None,
             "tf.summary.FileWriter needs tensorboardX; install it with pip install 'antcolony[summary]'",
         ) from None
-    if _PREFIX not in record_writer.REGISTERED_FACTORIES:
-        record_writer.register_writer_factory(_PREFIX, _NoFollowFactory())
-    return event_file_writer, event_pb2, graph_pb2, summary_pb2
+    return event_pb2, graph_pb2, summary_pb2
 
 
 def graph_proto(graph: Any, graph_pb2: Any) -> Any:
@@ -93,7 +98,7 @@ class FileWriter:
         graph_def: Any = None,
     ) -> None:
         # max_queue / flush_secs: accepted for TF's signature; writes are synchronous (see above).
-        self._module, self._event_pb2, self._graph_pb2, self._summary_pb2 = _tensorboardx()
+        self._event_pb2, self._graph_pb2, self._summary_pb2 = _tensorboardx()
         self._logdir = os.path.abspath(os.fspath(logdir))
         self._suffix = filename_suffix or ""
         self._open()
@@ -103,9 +108,10 @@ class FileWriter:
     def _open(self) -> None:
         os.makedirs(self._logdir, exist_ok=True)
         suffix = f".{os.getpid()}.{next(_COUNTER)}{self._suffix}"
-        self._writer = self._module.EventsWriter(f"{_PREFIX}:{os.path.join(self._logdir, 'events')}", suffix)
+        name = f"events.out.tfevents.{str(time.time())[:10]}.{socket.gethostname()}{suffix}"
+        self._writer = _EventFile(os.path.join(self._logdir, name), self._event_pb2)
         self._closed = False
-        logger.debug("writing a new event file in %s", self._logdir)
+        logger.debug("writing event file %s", name)
 
     def get_logdir(self) -> str:
         return self._logdir
@@ -127,7 +133,7 @@ class FileWriter:
         event.wall_time = time.time()
         if global_step is not None:
             event.step = int(global_step)
-        self._writer.write_event(event)
+        self._writer.write(event)
 
     def add_summary(self, summary: Any, global_step: int | None = None) -> None:
         """Append ``summary`` (serialized bytes or a Summary proto) at ``global_step``."""

@@ -137,18 +137,28 @@ def crc32c_many(items: Sequence[bytes]) -> np.ndarray:
     return out
 
 
+def _lane_for(n: int) -> int:
+    """Lane width for one string of ``n`` bytes: about sqrt(n) / 4, a power of two in [16,
+    _LANE], so the column steps (one numpy operation each, on every lane) and the lanes folded
+    (one Python step each) stay few together. Fixed 1 KiB lanes took 1024 column steps for any
+    string: 8-10 ms for an 11.7 KB TensorBoard event, 0.4-0.9 ms with 32-byte lanes (measured
+    on a loaded 2-core machine; 128-256 bytes suit 1 MiB)."""
+    return min(_LANE, 1 << max(4, (max(n, 1).bit_length() + 1) // 2 - 2))
+
+
 def crc32c(data: bytes) -> int:
     """CRC-32C of ``data``."""
     n = len(data)
-    if n <= _SHORT:
-        return int(crc32c_many([data])[0])
-    lanes = -(-n // _LANE)
-    buf = np.zeros(lanes * _LANE, dtype=np.uint8)
-    start = lanes * _LANE - n  # leading zeros do not change a raw CRC started from 0
+    if n < 4:
+        return _python_crc(data)
+    lane = _lane_for(n)
+    lanes = -(-n // lane)
+    buf = np.zeros(lanes * lane, dtype=np.uint8)
+    start = lanes * lane - n  # leading zeros do not change a raw CRC started from 0
     buf[start:] = np.frombuffer(data, dtype=np.uint8)
     buf[start : start + 4] ^= 0xFF
-    parts = _raw_rows(buf.reshape(lanes, _LANE)).tolist()
-    t0, t1, t2, t3 = (t.tolist() for t in _advance(_LANE))
+    parts = _raw_rows(buf.reshape(lanes, lane)).tolist()
+    t0, t1, t2, t3 = (t.tolist() for t in _advance(lane))
     state = 0
     for p in parts:
         state = t0[state & 0xFF] ^ t1[state >> 8 & 0xFF] ^ t2[state >> 16 & 0xFF] ^ t3[state >> 24] ^ p

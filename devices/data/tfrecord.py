@@ -23,6 +23,7 @@ __all__ = [
     "TFRecordCompressionType",
     "TFRecordOptions",
     "TFRecordWriter",
+    "frame",
     "open_input",
     "read_records",
     "tf_record_iterator",
@@ -84,6 +85,11 @@ def _header(n: int) -> bytes:
     return length + struct.pack("<I", mask(crc32c(length)))
 
 
+def frame(data: bytes) -> bytes:
+    """One TFRecord: length, masked CRC of the length, the data, masked CRC of the data."""
+    return _header(len(data)) + data + struct.pack("<I", mask(crc32c(data)))
+
+
 class TFRecordWriter:
     """``tf.io.TFRecordWriter(path, options=None)``: ``write(record)``, ``flush()``, ``close()``."""
 
@@ -101,7 +107,7 @@ class TFRecordWriter:
 
     def write(self, record: bytes | str) -> None:
         data = record.encode() if isinstance(record, str) else bytes(record)
-        self._file.write(_header(len(data)) + data + struct.pack("<I", mask(crc32c(data))))
+        self._file.write(frame(data))
 
     def flush(self) -> None:
         self._file.flush()

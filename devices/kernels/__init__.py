@@ -25,6 +25,7 @@ from . import (  # noqa: F401  # noqa: F401
     pooling,
     printing,
     py_func,
+    queues,
     random,
     rounding,
     scatter,
@@ -35,6 +36,7 @@ from . import (  # noqa: F401  # noqa: F401
     string_format,
     strings,
     summary,
+    summary_image,
     tensor_array,
     training,
 )

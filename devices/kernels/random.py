@@ -67,3 +67,14 @@ def _uniform_int(ctx: KernelContext) -> Compute:
         return xp.asarray(rng.integers(low, high, size=_dims(shape), dtype=dt))
 
     return compute
+
+
+@register_kernel("RandomShuffle", devices=("CPU",), aliasing=Aliasing.FRESH)
+def _random_shuffle(ctx: KernelContext) -> Compute:
+    rng = ctx.resources.rng_for(ctx.op)
+
+    def compute(x: Any) -> Any:
+        arr = np.asarray(x)
+        return arr[rng.permutation(arr.shape[0])] if arr.ndim else arr.copy()
+
+    return compute

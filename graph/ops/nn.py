@@ -14,7 +14,7 @@ from ..gradients import register_gradient
 from ..legacy_args import resolve
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op, unary
 from ..registry import register_op
-from .array import broadcast_like, expand_dims, transpose
+from .array import broadcast_like, expand_dims, reshape, shape, transpose
 from .control import stop_gradient
 from .math import reduce_sum
 
@@ -341,13 +341,18 @@ def softmax_cross_entropy_with_logits_v2(
         raise ValueError("softmax_cross_entropy_with_logits needs labels= and logits=")
     lg = convert_to_tensor(logits)
     lb = convert_to_tensor(labels) if _is_symbolic(labels) else convert_to_tensor(labels, dtype=lg.dtype)
-    op = make_op(
-        "SoftmaxCrossEntropyWithLogits",
-        [_move_last(lg, axis), _move_last(lb, axis)],
-        None,
-        name or "SoftmaxCrossEntropyWithLogits",
-    )
-    return op.outputs[0]
+    lg, lb = _move_last(lg, axis), _move_last(lb, axis)
+    outer, depth = (lg._shape[:-1], lg._shape[-1]) if lg._shape else ((), None)
+    if depth is None or lb._shape is None or len(lb._shape) == len(lg._shape or ()):
+        op = make_op("SoftmaxCrossEntropyWithLogits", [lg, lb], None, name or "SoftmaxCrossEntropyWithLogits")
+        return op.outputs[0]
+    # TF1 flattens the outer dimensions of both to [-1, classes]: labels of another rank (a
+    # program's [one_hot] list around a [batch, classes] tensor) pair up row for row.
+    flat = [reshape(t, [-1, depth]) for t in (lg, lb)]
+    op = make_op("SoftmaxCrossEntropyWithLogits", flat, None, name or "SoftmaxCrossEntropyWithLogits")
+    cost = reshape(op.outputs[0], shape(lg)[:-1])
+    cost.set_shape(outer)
+    return cost
 
 
 def softmax_cross_entropy_with_logits(

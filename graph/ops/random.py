@@ -19,7 +19,7 @@ from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
 from ..registry import register_op
 from .math import add
 
-__all__ = ["random_normal", "random_uniform", "truncated_normal"]
+__all__ = ["random_normal", "random_shuffle", "random_uniform", "truncated_normal"]
 
 FLOAT_RANDOM = ("RandomStandardNormal", "RandomUniform", "TruncatedNormal")
 
@@ -155,3 +155,19 @@ def random_uniform(
         hi = convert_to_tensor(1.0 if maxval is None else maxval, dtype=dt, name="max")
         rnd = _random("RandomUniform", shape, dt, seed)
         return add(rnd * (hi - lo), lo, name=scope)
+
+
+@register_op("RandomShuffle", stateful=True)
+def _random_shuffle_shape(op: Operation) -> list:
+    x = op.inputs[0]
+    return [(x.dtype, x._shape)]
+
+
+not_differentiable("RandomShuffle")
+
+
+def random_shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
+    """``tf.random_shuffle``: ``value`` with its first dimension permuted at random."""
+    x = convert_to_tensor(value)
+    attrs = {"seed": _op_seed(x.graph, seed)}
+    return make_op("RandomShuffle", [x], attrs, name or "RandomShuffle").outputs[0]

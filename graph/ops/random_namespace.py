@@ -10,6 +10,7 @@ from .candidate_sampling import (
     uniform_candidate_sampler,
 )
 from .random import random_normal as normal
+from .random import random_shuffle as shuffle
 from .random import random_uniform as uniform
 from .random import truncated_normal
 
@@ -18,6 +19,7 @@ __all__ = [
     "log_uniform_candidate_sampler",
     "normal",
     "set_random_seed",
+    "shuffle",
     "truncated_normal",
     "uniform",
     "uniform_candidate_sampler",

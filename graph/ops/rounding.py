@@ -10,11 +10,11 @@ from typing import Any
 
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import binary, unary
+from ..op_builder import binary, convert_pair, graph_of, make_op, unary
 from ..registry import register_op
 from .math import _binary_shape, _unary_shape, negative, reduce_to
 
-__all__ = ["floor", "floor_div", "floordiv", "floormod", "mod"]
+__all__ = ["div", "floor", "floor_div", "floordiv", "floormod", "mod"]
 
 register_op("Floor")(_unary_shape)
 register_op("FloorDiv")(_binary_shape)
@@ -39,6 +39,15 @@ def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 floor_div = floordiv
 mod = floormod
+
+
+def div(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """TF1's ``tf.div``, Python 2's ``/``: floor division of integers, true division of floats
+    (both operands of one dtype; no casts, unlike ``tf.divide``)."""
+    with graph_of([x, y]).name_scope(name or "div") as scope:
+        a, b = convert_pair(x, y, "div")
+        kind = "RealDiv" if a.dtype.kind in "fc" else "FloorDiv"
+        return make_op(kind, [a, b], None, scope).outputs[0]
 
 
 @register_gradient("FloorMod")

@@ -1,4 +1,4 @@
-"""Summary ops of TF1 (``tf.summary.scalar / histogram / merge / merge_all``): each yields a
+"""Summary ops of TF1 (``tf.summary.scalar / histogram / image / merge / merge_all``): each yields a
 serialized ``Summary`` protocol buffer (a scalar string tensor, bytes when fetched) that
 ``tf.summary.FileWriter.add_summary`` writes to a TensorBoard event file.
 
@@ -22,16 +22,16 @@ from ..graph_keys import GraphKeys
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 
-__all__ = ["histogram", "merge", "merge_all", "scalar"]
+__all__ = ["histogram", "image", "merge", "merge_all", "scalar"]
 
 
 def _string_scalar(op: Operation) -> list:
     return [(dtypes.string, ())]
 
 
-for _t in ("ScalarSummary", "HistogramSummary", "MergeSummary"):
+for _t in ("ScalarSummary", "HistogramSummary", "ImageSummary", "MergeSummary"):
     register_op(_t)(_string_scalar)
-not_differentiable("ScalarSummary", "HistogramSummary", "MergeSummary")
+not_differentiable("ScalarSummary", "HistogramSummary", "ImageSummary", "MergeSummary")
 
 
 def _collect(t: Tensor, collections: Sequence[str] | None) -> Tensor:
@@ -42,7 +42,12 @@ def _collect(t: Tensor, collections: Sequence[str] | None) -> Tensor:
 
 
 def _summary(
-    op_type: str, name: str, value: Any, family: str | None, collections: Sequence[str] | None
+    op_type: str,
+    name: str,
+    value: Any,
+    family: str | None,
+    collections: Sequence[str] | None,
+    **attrs: Any,
 ) -> Tensor:
     v = convert_to_tensor(value)
     if v.dtype.kind not in "fiub":
@@ -50,7 +55,7 @@ def _summary(
     label = name if family is None else f"{family}/{name}"
     g = v.graph
     with g.as_default():
-        op = make_op(op_type, [v], {"tag": ""}, label)
+        op = make_op(op_type, [v], {"tag": "", **attrs}, label)
     op.attrs["tag"] = op.name  # the unique, scoped name is the tag TensorBoard shows
     return _collect(op.outputs[0], collections)
 
@@ -70,6 +75,28 @@ def histogram(
 ) -> Tensor:
     """A Summary with a histogram of all elements of ``values`` (TF's default bucket limits)."""
     return _summary("HistogramSummary", name, values, family, collections)
+
+
+def image(
+    name: str,
+    tensor: Any,
+    max_outputs: int = 3,
+    collections: Sequence[str] | None = None,
+    family: str | None = None,
+) -> Tensor:
+    """A Summary with up to ``max_outputs`` PNG images of ``tensor`` ([batch, height, width,
+    channels], 1, 3 or 4 channels; uint8 as it is, floats scaled per image as TF1 scales them)."""
+    t = convert_to_tensor(tensor)
+    shape = t._shape
+    if shape is not None and (len(shape) != 4 or shape[-1] not in (1, 3, 4, None)):
+        raise GraphError(
+            f"tf.summary.image({name!r}) needs [batch, height, width, 1|3|4 channels], {t.name} has {t.shape}"
+        )
+    if t.dtype not in (dtypes.uint8, dtypes.float16, dtypes.float32, dtypes.float64):
+        raise GraphError(
+            f"tf.summary.image({name!r}) needs uint8 or float images, {t.name} is {t.dtype.name}"
+        )
+    return _summary("ImageSummary", name, t, family, collections, max_images=int(max_outputs))
 
 
 def merge(inputs: Sequence[Any], collections: Sequence[str] | None = None, name: str | None = None) -> Tensor:

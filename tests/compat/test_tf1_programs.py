@@ -63,6 +63,8 @@ def test_the_judge_follows_its_rules():
     assert judge("band", "1.1", "1.0") and not judge("band", "0.5", "1.0")
     assert judge("output", "b'Hello'", "b'Hello'") and not judge("output", "Hello", "b'Hello'")
     assert judge("percent", "96.0", "100.0") and not judge("percent", "83.33", "100.0")
+    # a program that diverges on both sides (hunkim's lab-07-2, unnormalised inputs) matches
+    assert judge("loss", "nan", "nan") and not judge("loss", "nan", "0.5") and not judge("loss", "0.5", "nan")
 
 
 def test_program_names_are_unique():
@@ -94,7 +96,27 @@ def test_a_program_runs_beside_copies_of_its_data_but_not_of_other_programs(tmp_
     assert not (folder / "samples" / "000.png").exists()  # written into the copy only
 
 
-QUICK = ["helloworld", "basic_operations", "00_multiply", "logistic_regression", "neural_network_raw"]
+def test_a_program_gets_its_own_flags(tmp_path):
+    folder = tmp_path / "owner+repo"
+    folder.mkdir()
+    (folder / "program.py").write_text("import sys\nprint(sys.argv[1:])\n")
+    program = tf1_programs.Program("owner+repo", "program.py", tf1_programs.OUTPUT, args=("--self_test",))
+    run = tf1_programs.run_side(program, tmp_path, "antcolony", 60)
+    assert run.status == "ok", run.error
+    assert run.stdout.strip() == "['--self_test']"
+
+
+QUICK = [
+    "helloworld",
+    "basic_operations",
+    "00_multiply",
+    "logistic_regression",
+    "neural_network_raw",
+    # the third round's fixes: labels of another rank, a CSV read by queue runners, tf.test
+    "lab-06-2-softmax_zoo_classifier",
+    "lab-04-4-tf_reader_linear_regression",
+    "instillai TensorFlow_Test",
+]
 
 
 @pytest.mark.slow
@@ -165,3 +187,11 @@ def test_numbered_progress_lines_are_compared_at_the_last_line_both_printed():
     theirs = tf1_programs.Run("timeout", 1.0, "5.0\n4.5\n0.1\n")
     match, t, a, key = tf1_programs.compare(program, ours, theirs)
     assert (match, t, a, key) == (True, "4.5", "4.0", "line1")
+
+
+def test_silent_programs_match_on_their_exit_status():
+    program = tf1_programs.Program("r", "p.py", tf1_programs.OUTPUT)
+    silent, failed = tf1_programs.Run("ok", 1.0, ""), tf1_programs.Run("failed", 1.0, "", "AssertionError")
+    assert tf1_programs.compare(program, silent, silent)[0]
+    assert not tf1_programs.compare(program, failed, silent)[0]
+    assert not tf1_programs.compare(program, silent, failed)[0]

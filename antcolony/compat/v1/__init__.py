@@ -22,6 +22,14 @@ from antcolony.graph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from antcolony.graph.ops.queues import FIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
+from antcolony.graph.ops.readers import (
+    ReaderBase,
+    TextLineReader,
+    TFRecordReader,
+    WholeFileReader,
+    decode_csv,
+)
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
@@ -37,6 +45,7 @@ from . import io as io
 from . import logging as logging
 from . import python_io as python_io
 from . import sparse as sparse
+from . import test as test
 from . import train as train
 from ._behavior import (
     disable_control_flow_v2,
@@ -53,15 +62,22 @@ from ._behavior import (
 __all__ = [
     *_api_names,
     "ConfigProto",
+    "FIFOQueue",
     "FixedLenFeature",
     "GPUOptions",
     "InteractiveSession",
     "NotDifferentiable",
+    "QueueBase",
+    "RandomShuffleQueue",
+    "ReaderBase",
     "RegisterGradient",
     "Session",
     "SparseTensor",
     "SparseTensorValue",
+    "TFRecordReader",
+    "TextLineReader",
     "VarLenFeature",
+    "WholeFileReader",
     "app",
     "compat",
     "disable_control_flow_v2",
@@ -73,6 +89,8 @@ __all__ = [
     "enable_eager_execution",
     "enable_v2_behavior",
     "executing_eagerly",
+    "count_up_to",
+    "decode_csv",
     "errors",
     "flags",
     "get_default_session",
@@ -86,5 +104,6 @@ __all__ = [
     "python_io",
     "sparse",
     "sparse_tensor_to_dense",
+    "test",
     "train",
 ]

@@ -35,6 +35,17 @@ from antcolony.actors.blocking.session_run_hook import (
 from antcolony.actors.blocking.summary_hooks import StepCounterHook, SummarySaverHook
 from antcolony.actors.blocking.supervisor import Supervisor
 from antcolony.compat.v1.io import write_graph
+from antcolony.graph.train.input_pipeline import (
+    QueueRunner,
+    add_queue_runner,
+    batch,
+    input_producer,
+    limit_epochs,
+    range_input_producer,
+    shuffle_batch,
+    slice_input_producer,
+    string_input_producer,
+)
 from antcolony.train import *  # noqa: F403 - ac.train's names, the same objects
 from antcolony.train import __all__ as _async_names
 
@@ -52,6 +63,7 @@ __all__ = [
     "MonitoredTrainingSession",
     "NanLossDuringTrainingError",
     "NanTensorHook",
+    "QueueRunner",
     "Scaffold",
     "SecondOrStepTimer",
     "Server",
@@ -66,7 +78,15 @@ __all__ = [
     "SummarySaverHook",
     "Supervisor",
     "WorkerSessionCreator",
+    "add_queue_runner",
+    "batch",
+    "input_producer",
+    "limit_epochs",
+    "range_input_producer",
+    "shuffle_batch",
+    "slice_input_producer",
     "start_queue_runners",
+    "string_input_producer",
     "write_graph",
 ]
 
