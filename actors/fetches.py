@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from antcolony.errors import GraphError, InvalidFetchError
 from antcolony.graph.core import Graph, Operation, Tensor
 from antcolony.graph.indexed_slices import IndexedSlices, IndexedSlicesValue
@@ -98,3 +100,11 @@ def _resolve(graph: Graph, leaf: Any) -> Tensor | Operation:
             f"Fetch argument {leaf!r} cannot be interpreted as a Tensor or Operation: {exc}; fetch "
             "an element of the session's graph (names look like 'op' or 'op:0')",
         ) from None
+
+
+def as_user_value(value: Any) -> Any:
+    """A fetched value as TF1's ``session.run`` returns it: a 0-d array as its numpy scalar
+    (``np.float32(1.0)``, bytes for a string), anything else unchanged."""
+    if value.__class__ is np.ndarray and not value.ndim:
+        return value[()]
+    return value

@@ -14,7 +14,7 @@ from antcolony.actors.cached_executor import CachedExecutor
 from antcolony.actors.device_context import SessionDevices, device_settings
 from antcolony.actors.executor_cache import ExecutorCache
 from antcolony.actors.feeds import convert_feed
-from antcolony.actors.fetches import FetchPlan
+from antcolony.actors.fetches import FetchPlan, as_user_value
 from antcolony.actors.planner import bind_plans, plan_step
 from antcolony.actors.remote_session import attach_remote_variables
 from antcolony.actors.run_actions import (
@@ -219,7 +219,9 @@ class Session:
             self._record_trace(step, run_metadata)
         if perm is not None:
             values = [values[i] for i in perm]
-        return values[0] if plan.single else plan.pack(values)
+        if plan.single:
+            return as_user_value(values[0])
+        return plan.pack([as_user_value(v) for v in values])
 
     def make_callable(
         self,
