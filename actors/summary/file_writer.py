@@ -26,7 +26,6 @@ import time
 from typing import Any
 
 from antcolony.config.exclusive_file import create_new_file
-from antcolony.devices.data.tfrecord import frame
 from antcolony.errors import FailedPreconditionError
 
 logger = logging.getLogger(__name__)
@@ -40,12 +39,18 @@ class _EventFile:
     """One event file, opened exclusively: the version header first, then one record per event."""
 
     def __init__(self, path: str, event_pb2: Any) -> None:
+        # The TFRecord framing lives in the devices layer; imported here, not with the module,
+        # so that ``import antcolony`` and ``tf.summary`` names load no device code
+        # (tests/test_lazy_import.py).
+        from antcolony.devices.data.tfrecord import frame
+
+        self._frame = frame
         self._file = create_new_file(path)
         self._lock = threading.Lock()  # hooks and the program may add from different threads
         self.write(event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2"))
 
     def write(self, event: Any) -> None:
-        record = frame(event.SerializeToString())
+        record = self._frame(event.SerializeToString())
         with self._lock:
             self._file.write(record)
 
