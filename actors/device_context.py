@@ -61,6 +61,11 @@ class SessionDevices:
         kd = find_kernel(op.type, _device_type(device))
         return self.inline_threshold * (1 if kd is None else kd.inline_scale)
 
+    def kernel_waits(self, op: Operation, device: str) -> bool:
+        """Whether ``op``'s kernel waits on other steps' work (``KernelDef.waits``)."""
+        kd = find_kernel(op.type, _device_type(device))
+        return kd is not None and kd.waits
+
     def output_aliasing(self, op: Operation) -> Aliasing:
         """Control-flow ops (no kernel) pass their inputs on."""
         kd = find_kernel(op.type, "CPU")

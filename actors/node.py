@@ -103,6 +103,9 @@ class NodeSpec:
     pipe_in: bool = False
     # critical-path rank (launch_rank.py): the CPU worker starts higher-ranked launches first
     rank: int = 0
+    # a kernel that waits on other steps' work (a queue's dequeue, a reader; KernelDef.waits): the
+    # CPU worker runs it on its pool for waiting kernels, so waits never take the compute threads
+    blocking: bool = False
 
 
 class NodeActor(Actor):
@@ -122,6 +125,7 @@ class NodeActor(Actor):
         self.offload = spec.expensive
         self.threshold = spec.inline_threshold
         self.rank = spec.rank
+        self.launch_kind = "blocking" if spec.blocking else "compute"
         self.partial: dict[Any, list[Any]] = {}  # tag -> [inputs still to come, inputs, dead seen]
         self.template: list[Any] = [None] * spec.num_inputs
         for slot, value in spec.bound_inputs:
@@ -208,7 +212,7 @@ class NodeActor(Actor):
         """All inputs of ``tag`` arrived: run inline and return the outputs, or launch on the
         device worker and return ``HELD`` (the outputs come with the ``KernelDone``)."""
         if self.offload and (self.threshold <= 0 or input_elements(args) >= self.threshold):
-            self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref, "compute", self.rank))
+            self.spec.worker.tell(Launch(tag, self.compute, args, 0, self.ref, self.launch_kind, self.rank))
             return HELD
         step = tag if tag.__class__ is StepState else tag.step
         if step.trace is not None:

@@ -61,6 +61,10 @@ class ResourceContext(Protocol):
         """Input elements from which ``op``'s expensive kernel leaves the node's turn."""
         ...
 
+    def kernel_waits(self, op: Operation, device: str) -> bool:
+        """Whether ``op``'s kernel waits on other steps' work (a dequeue, a reader)."""
+        ...
+
     def worker(self, device: str) -> Any: ...
     def engine_access(
         self, op: Operation, device: str
@@ -467,6 +471,7 @@ def _op_spec(op: Operation, device: str, ctx: ResourceContext) -> NodeSpec:
         engine=engine,
         var_reads=reads,
         var_writes=writes,
+        blocking=not on_gpu and ctx.kernel_waits(op, device),
     )
 
 

@@ -198,7 +198,8 @@ class SegmentActor(Actor):
     def launch(self, step: Any, m: int, inputs: list[Any]) -> None:
         """Run member ``m``'s kernel on the CPU worker; its ``KernelDone`` comes back here."""
         spec = self.specs[m]
-        spec.worker.tell(Launch((step, m), spec.compute, inputs, 0, self.ref, "compute", spec.rank))
+        kind = "blocking" if spec.blocking else "compute"
+        spec.worker.tell(Launch((step, m), spec.compute, inputs, 0, self.ref, kind, spec.rank))
 
     def resume(self, step: Any) -> None:
         """The turn's budget is spent with members of ``step`` still ready: go on in a later turn."""

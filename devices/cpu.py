@@ -15,6 +15,11 @@ from antcolony.devices.thread_pool import PriorityPool
 
 from .worker_stats import GetWorkerStatistics, WorkerStatistics
 
+#: Threads for kernels that may wait, made as they are needed: as many waits as a program can have
+#: at once (its queue runners' reads and its steps' dequeues), far beyond the cores; a thread that
+#: waits costs no CPU.
+BLOCKING_THREADS = 64
+
 
 class CpuWorker(Actor):
     """Device worker for ``/device:CPU:0``.
@@ -24,7 +29,11 @@ class CpuWorker(Actor):
     critical-path rank, actors/launch_rank.py; FIFO within a rank), so a kernel on the step's
     longest remaining path starts before one near its end (an optimizer update) when both wait.
     Launches with priority > 0 (copies) run on a separate high-priority pool shared by all
-    devices (MXNet's CPU priority workers), so they never wait behind long kernels. Completion is
+    devices (MXNet's CPU priority workers), so they never wait behind long kernels. Launches of
+    kind "blocking" (kernels that wait on other steps' work, ``KernelDef.waits``: a queue's
+    dequeue, a reader) run on a pool of their own that grows a thread per waiting kernel: a wait
+    never holds a compute thread, so two dequeues in one step cannot starve the queue runners'
+    readers (with both compute threads waiting, a TF1 program reading two input queues hung). Completion is
     posted back to the loop with ``handoff.post`` as a ``KernelDone`` message to the launching
     node.
     """
@@ -37,6 +46,7 @@ class CpuWorker(Actor):
         # ones before a more urgent launch behind it).
         self.pool = PriorityPool("cpu", threads, self._execute, limit=sys.maxsize)
         self.priority_pool = PriorityPool("cpu-prio", max(1, priority_threads), self._execute)
+        self.blocking_pool = PriorityPool("cpu-wait", BLOCKING_THREADS, self._execute, limit=sys.maxsize)
         self.completed = 0
 
     def on_start(self) -> None:
@@ -46,10 +56,12 @@ class CpuWorker(Actor):
         if type(msg) is Launch:
             if msg.priority > 0:
                 self.priority_pool.submit((self.priority_pool, msg), msg.priority)
+            elif msg.kind == "blocking":
+                self.blocking_pool.submit((self.blocking_pool, msg), msg.rank)
             else:
                 self.pool.submit((self.pool, msg), msg.rank)
         elif type(msg) is GetWorkerStatistics:
-            pools = (self.pool, self.priority_pool)
+            pools = (self.pool, self.priority_pool, self.blocking_pool)
             return WorkerStatistics(
                 "/device:CPU:0",
                 sum(p.queued for p in pools),
@@ -86,3 +98,4 @@ class CpuWorker(Actor):
     def on_stop(self) -> None:
         self.pool.shutdown()
         self.priority_pool.shutdown()
+        self.blocking_pool.shutdown()

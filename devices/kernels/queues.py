@@ -117,13 +117,13 @@ def _dequeue_kernel(ctx: KernelContext, up_to: bool) -> Compute:
     return compute
 
 
-@register_kernel("QueueDequeueV2", devices=_CPU, blocking=True, aliasing=Aliasing.FRESH)
-@register_kernel("QueueDequeueManyV2", devices=_CPU, blocking=True, aliasing=Aliasing.FRESH)
+@register_kernel("QueueDequeueV2", devices=_CPU, waits=True, aliasing=Aliasing.FRESH)
+@register_kernel("QueueDequeueManyV2", devices=_CPU, waits=True, aliasing=Aliasing.FRESH)
 def _dequeue(ctx: KernelContext) -> Compute:
     return _dequeue_kernel(ctx, up_to=False)
 
 
-@register_kernel("QueueDequeueUpToV2", devices=_CPU, blocking=True, aliasing=Aliasing.FRESH)
+@register_kernel("QueueDequeueUpToV2", devices=_CPU, waits=True, aliasing=Aliasing.FRESH)
 def _dequeue_up_to(ctx: KernelContext) -> Compute:
     return _dequeue_kernel(ctx, up_to=True)
 
@@ -167,7 +167,7 @@ for _t, _kind in _READER_KINDS.items():
         return _shared(ctx, make)
 
 
-@register_kernel("ReaderReadV2", devices=_CPU, blocking=True, aliasing=Aliasing.FRESH)
+@register_kernel("ReaderReadV2", devices=_CPU, waits=True, aliasing=Aliasing.FRESH)
 def _read(ctx: KernelContext) -> Compute:
     op = ctx.op
 

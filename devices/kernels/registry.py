@@ -63,6 +63,9 @@ class KernelDef:
     #: the session's ``inline_threshold`` elements: > 1 for kernels doing one cheap pass over
     #: their inputs (AddN), whose time at the threshold is far below a hand-off's to a worker
     inline_scale: int = 1
+    #: the kernel waits on other steps' work (a queue's dequeue, a reader): the CPU worker runs it
+    #: on its pool for waiting kernels (devices/cpu.py), so a wait never holds a compute thread
+    waits: bool = False
 
     def aliasing_of(self, op: Operation) -> Aliasing:
         """What ``op``'s outputs from this kernel may share (see ``Aliasing``)."""
@@ -81,6 +84,7 @@ def register_kernel(
     blocking: bool = False,
     aliasing: Aliasing | Callable[[Operation], Aliasing] = Aliasing.INPUTS,
     inline_scale: int = 1,
+    waits: bool = False,
 ) -> Callable[[Factory], Factory]:
     """Decorator registering a kernel factory for ``op_type`` on the given device types; a
     ``blocking`` kernel always runs on a worker thread, whatever the size of its inputs.
@@ -90,7 +94,14 @@ def register_kernel(
 
     def deco(factory: Factory) -> Factory:
         kd = KernelDef(
-            op_type, factory, frozenset(devices), expensive or blocking, blocking, aliasing, inline_scale
+            op_type,
+            factory,
+            frozenset(devices),
+            expensive or blocking or waits,
+            blocking or waits,
+            aliasing,
+            inline_scale,
+            waits,
         )
         slot = KERNELS.setdefault(op_type, {})
         for d in devices:

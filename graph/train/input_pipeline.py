@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from antcolony.errors import CancelledError, FailedPreconditionError, OutOfRangeError
+from antcolony.errors import CancelledError, OutOfRangeError
 
 from .. import dtypes
 from ..core import Operation, Tensor, control_dependencies, get_default_graph
@@ -93,16 +93,6 @@ class QueueRunner:
     def create_threads(
         self, sess: Any, coord: Any = None, daemon: bool = False, start: bool = False
     ) -> list[threading.Thread]:
-        threads = getattr(getattr(sess, "config", None), "inter_op_threads", None)
-        if threads is not None and threads < 2:
-            # A consumer's dequeue waits on a CPU worker thread; a reader in the runner's step
-            # needs another: with one, both would wait forever.
-            raise FailedPreconditionError(
-                None,
-                None,
-                f"queue runner {self.name}: queue-based input needs at least 2 CPU worker threads, the "
-                f"session has {threads}; set inter_op_threads (ANTCOLONY_INTER_OP_THREADS) to 2 or more",
-            )
         with self._lock:
             self._running[id(sess)] = len(self._enqueue_ops)
         threads = [

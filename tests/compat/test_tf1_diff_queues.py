@@ -209,13 +209,48 @@ def test_tfrecord_and_whole_file_readers_match_tf(tmp_path: Any) -> None:
     assert os.path.basename(got["antcolony"][-1].decode()) == "r0.tfrecord"
 
 
-def test_queue_runners_refuse_a_single_worker_thread_instead_of_hanging() -> None:
-    import antcolony.compat.v1 as tf
+_QUEUE_PROGRAM = """
+import os, sys, tempfile
+import antcolony.compat.v1 as tf
+threads, queues = int(sys.argv[1]), int(sys.argv[2])
+folder = tempfile.mkdtemp()
+with tf.Graph().as_default():
+    batches = []
+    for k in range(queues):
+        path = os.path.join(folder, f"f{k}.csv")
+        with open(path, "w") as f:
+            f.write("".join(f"{i},{i * 10 + k}\\n" for i in range(40)))
+        names = tf.train.string_input_producer([path], shuffle=False)
+        _, line = tf.TextLineReader().read(names)
+        a, b = tf.decode_csv(line, [[0], [0]])
+        batches.append(tf.train.batch([a, b], batch_size=4))
+    with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=threads)) as sess:
+        coord = tf.train.Coordinator()
+        runners = tf.train.start_queue_runners(sess=sess, coord=coord)
+        for _ in range(3):
+            got = sess.run(batches)
+        coord.request_stop()
+        coord.join(runners)
+print([b[1].tolist() for b in got])
+"""
 
-    with tf.Graph().as_default():
-        names = tf.train.string_input_producer(["a.csv"], shuffle=False)
-        tf.TextLineReader().read(names)
-        with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=1)) as sess:
-            coord = tf.train.Coordinator()
-            with pytest.raises(tf.errors.FailedPreconditionError, match="at least 2 CPU worker threads"):
-                tf.train.start_queue_runners(sess=sess, coord=coord)
+
+@pytest.mark.parametrize(("threads", "queues"), [(1, 1), (2, 2), (1, 3)])
+def test_queue_input_runs_with_few_worker_threads_and_several_queues_in_one_step(
+    threads: int, queues: int
+) -> None:
+    # A dequeue waits on the CPU worker's pool for waiting kernels, not on a compute thread: with
+    # one compute thread, or with two queues dequeued in one step on two, it used to hang (the
+    # readers the queue runners need never got a thread). A subprocess, so a hang fails the test.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _QUEUE_PROGRAM, str(threads), str(queues)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = eval(out.stdout.strip().splitlines()[-1])
+    assert rows == [[i * 10 + k for i in range(8, 12)] for k in range(queues)]
