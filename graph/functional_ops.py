@@ -55,6 +55,17 @@ def _input_arrays(flat: list[Tensor], n: Any, base: str) -> list[TensorArray]:
     ]
 
 
+def _first_accumulator(
+    structure: Any, inputs: list[TensorArray], initializer: Any, n: Any, reverse: bool
+) -> tuple[Any, Any, int]:
+    """(the accumulator's structure, its first value, the first element index to fold): the
+    initializer, or else the first element (the last with ``reverse``), which is then consumed."""
+    if initializer is None:
+        first = nest.pack_as(structure, [ta.read(n - 1 if reverse else 0) for ta in inputs])
+        return structure, first, 1
+    return initializer, nest.map_structure(convert_to_tensor, initializer), 0
+
+
 def _set_static_length(outputs: list[Tensor], static: int | None) -> None:
     for out in outputs:
         if static is not None and out._shape is not None and out._shape[0] is None:
@@ -123,15 +134,7 @@ def scan(
     with get_default_graph().name_scope(name or "scan") as base:
         n, static = _length(flat)
         inputs = _input_arrays(flat, n, base)
-        if initializer is None:
-            first = n - 1 if reverse else 0
-            acc_structure = structure
-            acc0 = nest.pack_as(structure, [ta.read(first) for ta in inputs])
-            start = 1
-        else:
-            acc_structure = initializer
-            acc0 = nest.map_structure(convert_to_tensor, initializer)
-            start = 0
+        acc_structure, acc0, start = _first_accumulator(structure, inputs, initializer, n, reverse)
         flat_acc = nest.flatten(acc0)
         results = [
             TensorArray(a.dtype, size=n, infer_shape=infer_shape, tensor_array_name=f"{base}accs_{i}")
@@ -177,14 +180,7 @@ def _fold(
     with get_default_graph().name_scope(name) as base:
         n, _ = _length(flat)
         inputs = _input_arrays(flat, n, base)
-        if initializer is None:
-            acc_structure = structure
-            acc0 = nest.pack_as(structure, [ta.read(n - 1 if reverse else 0) for ta in inputs])
-            start = 1
-        else:
-            acc_structure = initializer
-            acc0 = nest.map_structure(convert_to_tensor, initializer)
-            start = 0
+        acc_structure, acc0, start = _first_accumulator(structure, inputs, initializer, n, reverse)
         i0 = constant(start, dtype=dtypes.int32, name="i")
 
     def body(i: Tensor, acc: Any) -> tuple[Any, ...]:

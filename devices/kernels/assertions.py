@@ -5,21 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from antcolony.errors import InvalidArgumentError
 
-from .printing import summarize_first
+from .printing import summarize_first, to_host
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
-def _host(value: Any) -> np.ndarray:
-    get = getattr(value, "get", None)
-    return np.asarray(get() if callable(get) and not isinstance(value, np.ndarray) else value)
-
-
 def _shown(value: Any, n: int) -> str:
-    a = _host(value)
+    a = to_host(value)
     if a.dtype.kind in "OSU":  # strings (messages) shown as text, as TF's [text]
         items = [
             v.decode(errors="replace") if isinstance(v, bytes) else str(v) for v in a.reshape(-1).tolist()
@@ -33,7 +26,7 @@ def _assert(ctx: KernelContext) -> Compute:
     op, n = ctx.op, ctx.attr("summarize")
 
     def compute(condition: Any, *data: Any) -> None:
-        if not bool(_host(condition)):
+        if not bool(to_host(condition)):
             shown = " ".join(_shown(d, n) for d in data)
             raise InvalidArgumentError(None, op, f"assertion failed: {shown}")
 

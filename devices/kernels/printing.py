@@ -22,15 +22,15 @@ logger = logging.getLogger(__name__)
 _LOG_LEVELS = {"log(info)": logging.INFO, "log(warning)": logging.WARNING, "log(error)": logging.ERROR}
 
 
-def _host(value: Any) -> np.ndarray:
-    # cupy arrays come to the host for printing; numpy values pass through.
+def to_host(value: Any) -> np.ndarray:
+    """``value`` as a numpy array (a CuPy array copied to the host; numpy values pass through)."""
     get = getattr(value, "get", None)
     return np.asarray(get() if callable(get) and not isinstance(value, np.ndarray) else value)
 
 
 def summarize_first(value: Any, n: int) -> str:
     """TF1 Print's form: the first ``n`` values in row-major order, ``...`` when there are more."""
-    a = _host(value)
+    a = to_host(value)
     flat = a.reshape(-1)  # a scalar shows as [v] too, as TF1's Print
     shown = flat if n < 0 else flat[:n]
     text = " ".join(str(v) for v in shown.tolist())
@@ -39,7 +39,7 @@ def summarize_first(value: Any, n: int) -> str:
 
 def summarize_edges(value: Any, n: int) -> str:
     """tf.print's form: numpy's layout with the first and last ``n`` values of each long dimension."""
-    a = _host(value)
+    a = to_host(value)
     if a.ndim == 0:
         return str(a.item() if a.dtype != object else a[()])
     threshold = sys.maxsize if n < 0 else 2 * n
