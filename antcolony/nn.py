@@ -13,6 +13,14 @@ from antcolony.graph.ops.candidate_sampling import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from antcolony.graph.ops.conv3d import (
+    avg_pool3d,
+    conv3d,
+    conv3d_backprop_filter,
+    conv3d_backprop_filter_v2,
+    conv3d_transpose,
+    max_pool3d,
+)
 from antcolony.graph.ops.conv_api import (
     atrous_conv2d,
     conv2d,
@@ -67,6 +75,7 @@ __all__ = [
     "atrous_conv2d",
     "avg_pool",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_normalization",
     "bias_add",
     "bidirectional_dynamic_rnn",
@@ -76,6 +85,10 @@ __all__ = [
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
+    "conv3d",
+    "conv3d_backprop_filter",
+    "conv3d_backprop_filter_v2",
+    "conv3d_transpose",
     "crelu",
     "depth_to_space",
     "depthwise_conv2d",
@@ -97,6 +110,7 @@ __all__ = [
     "lrn",
     "max_pool",
     "max_pool2d",
+    "max_pool3d",
     "moments",
     "nce_loss",
     "normalize_moments",

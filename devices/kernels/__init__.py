@@ -10,6 +10,7 @@ from . import (  # noqa: F401  # noqa: F401
     candidate_sampling,
     control_flow,
     conv,
+    conv3d,
     data,
     depthwise,
     einsum,

@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     constant,
     control,
     conv,
+    conv3d,
     einsum,
     image_resize,
     linalg_decomp,
