@@ -147,7 +147,8 @@ else
 fi
 
 if [ $FAST -eq 1 ]; then
-    TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py tests/devices/test_ufunc_at.py)
+    TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py tests/devices/test_ufunc_at.py
+           tests/devices/test_window_ops_gpu.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py -k "vmem or limit")
     PERCENTS=(50)
     PACE_GRAPHS=("8-matmul chain")
@@ -158,7 +159,7 @@ if [ $FAST -eq 1 ]; then
 else
     TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py
            tests/devices/test_gpu_streams.py tests/devices/test_gpu_share.py tests/devices/test_backends.py
-           tests/devices/test_ufunc_at.py)
+           tests/devices/test_ufunc_at.py tests/devices/test_window_ops_gpu.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py tests/devices/test_vmem.py)
     PERCENTS=(25 50 75)
     PACE_GRAPHS=("8-matmul chain" "16 parallel matmuls" "digits MLP train")
