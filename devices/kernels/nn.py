@@ -12,6 +12,7 @@ from antcolony.errors import InvalidArgumentError
 from . import sharded
 from .elementwise import PARALLEL_MIN, run_parts, threads
 from .registry import Aliasing, Compute, KernelContext, register_kernel
+from .segment import UNSIGNED
 
 
 @register_kernel("Relu", aliasing=Aliasing.FRESH)
@@ -235,14 +236,9 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
                 f"{tuple(logits.shape)} (expected labels of shape {tuple(logits.shape[:-1])})",
             )
         if labels.size:
-            lo, hi = int(labels.min()), int(labels.max())
-            if lo < 0 or hi >= n:
-                bad = lo if lo < 0 else hi
-                raise InvalidArgumentError(
-                    None,
-                    op,
-                    f"Received a label value of {bad} which is outside the valid range of [0, {n})",
-                )
+            _check_labels(xp, labels, n, op)
+        if xp is np and logits.ndim == 2 and n and labels.size:
+            return _sparse_xent_rows(logits, labels)
         # TF's kernel: loss = log(sum(exp(s))) - s[label], gradient exp(s) / sum - 1 at the label,
         # with s the logits less their row max. One exp pass; flat indices pick the label column
         # (take_along_axis and put_along_axis cost 4-5 us each through numpy's Python wrappers).
@@ -256,6 +252,99 @@ def _sparse_xent(ctx: KernelContext) -> Compute:
         return xp.asarray(loss), grad
 
     return compute
+
+
+def _check_labels(xp: Any, labels: Any, n: int, op: Any) -> None:
+    unsigned = UNSIGNED.get(labels.dtype) if xp is np else None
+    # as unsigned integers a negative label is above any bound: one reduction checks both ends
+    if unsigned is not None and int(labels.view(unsigned).max()) < n:
+        return
+    lo, hi = int(labels.min()), int(labels.max())
+    if lo < 0 or hi >= n:
+        bad = lo if lo < 0 else hi
+        raise InvalidArgumentError(
+            None, op, f"Received a label value of {bad} which is outside the valid range of [0, {n})"
+        )
+
+
+# Elements of logits per block of rows: a block (1 MB of float32) stays in a core's L2 cache
+# between the five passes of TF's formula. The LSTM's 400 x 10000 logits, which the kernel ran
+# on one thread, took 0.88x the time on one thread (median wall of 30 interleaved calls, a loaded
+# machine) and half the caller's CPU time on two.
+_XENT_BLOCK = 1 << 18
+
+
+def _sparse_xent_rows(logits: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The numpy kernel for 2-D logits: the rows in cache-sized blocks, the blocks of large logits
+    split over the intra-op threads; the same operations per row as the general path."""
+    rows, n = logits.shape
+    dtype = np.result_type(logits.dtype, np.float16)  # (exp's result type: int logits give floats)
+    grad = np.empty((rows, n), dtype)
+    loss = np.empty(rows, dtype)
+    lab = labels.reshape(-1)
+    step = max(1, _XENT_BLOCK // n)
+    if rows <= step:
+        _xent_block(logits, lab, grad, loss, 0, rows)
+        return loss.reshape(labels.shape), grad
+    parts = min(threads(), rows // step) if logits.size >= PARALLEL_MIN else 1
+    per_part = -(-rows // parts)
+    run_parts(
+        [
+            functools.partial(_xent_blocks, logits, lab, grad, loss, lo, min(rows, lo + per_part), step)
+            for lo in range(0, rows, per_part)
+        ]
+    )
+    return loss.reshape(labels.shape), grad
+
+
+def _xent_blocks(
+    logits: np.ndarray, lab: np.ndarray, grad: np.ndarray, loss: np.ndarray, lo: int, hi: int, step: int
+) -> None:
+    for start in range(lo, hi, step):
+        _xent_block(logits, lab, grad, loss, start, min(hi, start + step))
+
+
+_ROW_STARTS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _xent_block(
+    logits: np.ndarray, lab: np.ndarray, grad: np.ndarray, loss: np.ndarray, lo: int, hi: int
+) -> None:
+    n = logits.shape[1]
+    g = grad[lo:hi]
+    np.subtract(logits[lo:hi], logits[lo:hi].max(axis=1, keepdims=True), out=g)  # s
+    key = (hi - lo, n)
+    starts = _ROW_STARTS.get(key)
+    if starts is None:
+        if len(_ROW_STARTS) >= 64:  # (batch sizes that vary: keep the cache small)
+            _ROW_STARTS.clear()
+        starts = _ROW_STARTS[key] = np.arange(0, (hi - lo) * n, n)
+    at = starts + lab[lo:hi]
+    flat = g.reshape(-1)
+    picked = flat[at]  # s at the label, before exp overwrites it
+    np.exp(g, out=g)
+    total = _row_sums(g).reshape(-1, 1)
+    g /= total
+    flat[at] -= 1
+    np.subtract(np.log(total).reshape(-1), picked, out=loss[lo:hi])
+
+
+_ONES: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+
+def _row_sums(x: np.ndarray) -> np.ndarray:
+    """Sums of the rows of 2-D ``x``: a BLAS product with a ones vector for float32 and float64
+    (4x faster than numpy's pairwise ``sum`` over 25 x 10000 float32 rows in cache, 19 against
+    73 us; the rounding error stays within an ulp of the row's sum)."""
+    if x.dtype.char not in "fd":
+        return x.sum(axis=1)
+    key = (x.shape[1], x.dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        ones = _ONES[key] = np.ones(x.shape[1], x.dtype)
+    return x @ ones
 
 
 @register_kernel("L2Loss", aliasing=Aliasing.FRESH, expensive=True)
