@@ -34,8 +34,15 @@ def _relu(ctx: KernelContext) -> Compute:
 @register_kernel("ReluGrad", aliasing=Aliasing.FRESH)
 def _relu_grad(ctx: KernelContext) -> Compute:
     # TF's rule, grad * (features > 0): a NaN gradient stays NaN (xp.where dropped it), and
-    # it takes a third of the time of xp.where.
-    return lambda grad, features: grad * (features > 0)
+    # it takes a third of the time of xp.where. The mask cast to the gradient's dtype first:
+    # multiplying by a bool array casts it in the ufunc's buffered loop (64x128 float32: 9.3
+    # -> 7.1 us).
+    def compute(grad: Any, features: Any) -> Any:
+        out = (features > 0).astype(grad.dtype)
+        out *= grad
+        return out
+
+    return compute
 
 
 @register_kernel("Sigmoid", aliasing=Aliasing.FRESH)
@@ -192,10 +199,14 @@ def _bias_add_grad(ctx: KernelContext) -> Compute:
         if axes is None:
             c = _channel_axis(fmt, grad.ndim)
             axes = axes_of[grad.ndim] = tuple(i for i in range(grad.ndim) if i != c)
-        if len(axes) == grad.ndim - 1 and axes[-1] == grad.ndim - 2 and grad.size >= sharded.SHARD_MIN:
-            total = sharded.sum_leading(grad, grad.shape[-1])  # channels last
-            if total is not None:
-                return total
+        if len(axes) == grad.ndim - 1 and axes[-1] == grad.ndim - 2:  # channels last
+            if grad.size >= sharded.SHARD_MIN:
+                total = sharded.sum_leading(grad, grad.shape[-1])
+                if total is not None:
+                    return total
+            elif grad.ndim == 2 and grad.__class__ is np.ndarray and grad.dtype.char in "fd":
+                # a BLAS product by a ones vector: 64x128 float32 in 2.3 us against 5.6 us
+                return _ones(grad.shape[0], grad.dtype) @ grad
         # the array's method: numpy's module function adds a Python wrapper
         return grad.sum(axis=axes) if hasattr(grad, "sum") else xp.sum(grad, axis=axes)
 
@@ -338,13 +349,19 @@ def _row_sums(x: np.ndarray) -> np.ndarray:
     73 us; the rounding error stays within an ulp of the row's sum)."""
     if x.dtype.char not in "fd":
         return x.sum(axis=1)
-    key = (x.shape[1], x.dtype)
+    return x @ _ones(x.shape[1], x.dtype)
+
+
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector of ``n`` ones, kept for the next call."""
+    key = (n, dtype)
     ones = _ONES.get(key)
     if ones is None:
-        if len(_ONES) >= 64:
+        if len(_ONES) >= 64:  # (shapes that vary: keep the cache small)
             _ONES.clear()
-        ones = _ONES[key] = np.ones(x.shape[1], x.dtype)
-    return x @ ones
+        ones = _ONES[key] = np.ones(n, dtype)
+        ones.flags.writeable = False
+    return ones
 
 
 @register_kernel("L2Loss", aliasing=Aliasing.FRESH, expensive=True)
