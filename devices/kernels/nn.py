@@ -200,13 +200,12 @@ def _bias_add_grad(ctx: KernelContext) -> Compute:
             c = _channel_axis(fmt, grad.ndim)
             axes = axes_of[grad.ndim] = tuple(i for i in range(grad.ndim) if i != c)
         if len(axes) == grad.ndim - 1 and axes[-1] == grad.ndim - 2:  # channels last
+            if grad.__class__ is np.ndarray and grad.dtype.char in "fd" and grad.flags.c_contiguous:
+                return _column_sums(grad.reshape(-1, grad.shape[-1]))
             if grad.size >= sharded.SHARD_MIN:
                 total = sharded.sum_leading(grad, grad.shape[-1])
                 if total is not None:
                     return total
-            elif grad.ndim == 2 and grad.__class__ is np.ndarray and grad.dtype.char in "fd":
-                # a BLAS product by a ones vector: 64x128 float32 in 2.3 us against 5.6 us
-                return _ones(grad.shape[0], grad.dtype) @ grad
         # the array's method: numpy's module function adds a Python wrapper
         return grad.sum(axis=axes) if hasattr(grad, "sum") else xp.sum(grad, axis=axes)
 
@@ -350,6 +349,33 @@ def _row_sums(x: np.ndarray) -> np.ndarray:
     if x.dtype.char not in "fd":
         return x.sum(axis=1)
     return x @ _ones(x.shape[1], x.dtype)
+
+
+def _column_sums(m: np.ndarray) -> np.ndarray:
+    """Sums of the columns of 2-D float32/float64 ``m``: BLAS products of a ones vector by blocks
+    of rows, the blocks of a large ``m`` on the intra-op threads, their partial sums added.
+    Against numpy's sums (sharded.sum_leading's on two threads), median wall of 60 interleaved
+    calls on a loaded machine: 400x10000 float32 (the LSTM's logits) 1.26 -> 0.80 ms on one
+    thread, 400x800 161 -> 44 us, 50176x32 679 -> 360 us, 64x128 4.3 -> 2.5 us."""
+    rows = m.shape[0]
+    # (400x800 took 139 us split in two against 48 on one thread, on the loaded machine)
+    parts = min(threads(), rows // 64) if m.size >= PARALLEL_MIN else 1
+    if parts <= 1:
+        return _ones(rows, m.dtype) @ m
+    step = -(-rows // parts)
+    ones = _ones(step, m.dtype)
+    starts = range(0, rows, step)
+    partial: list[Any] = [None] * len(starts)
+
+    def block(k: int, lo: int) -> None:
+        hi = min(rows, lo + step)
+        partial[k] = ones[: hi - lo] @ m[lo:hi]
+
+    run_parts([functools.partial(block, k, lo) for k, lo in enumerate(starts)])
+    total = partial[0]
+    for more in partial[1:]:
+        total += more
+    return total
 
 
 def _ones(n: int, dtype: np.dtype) -> np.ndarray:
