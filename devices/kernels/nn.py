@@ -10,6 +10,7 @@ import numpy as np
 from antcolony.errors import InvalidArgumentError
 
 from . import sharded
+from .axis_sums import column_sums, row_sums
 from .elementwise import PARALLEL_MIN, run_parts, threads
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 from .segment import UNSIGNED
@@ -201,7 +202,7 @@ def _bias_add_grad(ctx: KernelContext) -> Compute:
             axes = axes_of[grad.ndim] = tuple(i for i in range(grad.ndim) if i != c)
         if len(axes) == grad.ndim - 1 and axes[-1] == grad.ndim - 2:  # channels last
             if grad.__class__ is np.ndarray and grad.dtype.char in "fd" and grad.flags.c_contiguous:
-                return _column_sums(grad.reshape(-1, grad.shape[-1]))
+                return column_sums(grad.reshape(-1, grad.shape[-1]))
             if grad.size >= sharded.SHARD_MIN:
                 total = sharded.sum_leading(grad, grad.shape[-1])
                 if total is not None:
@@ -333,61 +334,10 @@ def _xent_block(
     flat = g.reshape(-1)
     picked = flat[at]  # s at the label, before exp overwrites it
     np.exp(g, out=g)
-    total = _row_sums(g).reshape(-1, 1)
+    total = row_sums(g).reshape(-1, 1)
     g /= total
     flat[at] -= 1
     np.subtract(np.log(total).reshape(-1), picked, out=loss[lo:hi])
-
-
-_ONES: dict[tuple[int, np.dtype], np.ndarray] = {}
-
-
-def _row_sums(x: np.ndarray) -> np.ndarray:
-    """Sums of the rows of 2-D ``x``: a BLAS product with a ones vector for float32 and float64
-    (4x faster than numpy's pairwise ``sum`` over 25 x 10000 float32 rows in cache, 19 against
-    73 us; the rounding error stays within an ulp of the row's sum)."""
-    if x.dtype.char not in "fd":
-        return x.sum(axis=1)
-    return x @ _ones(x.shape[1], x.dtype)
-
-
-def _column_sums(m: np.ndarray) -> np.ndarray:
-    """Sums of the columns of 2-D float32/float64 ``m``: BLAS products of a ones vector by blocks
-    of rows, the blocks of a large ``m`` on the intra-op threads, their partial sums added.
-    Against numpy's sums (sharded.sum_leading's on two threads), median wall of 60 interleaved
-    calls on a loaded machine: 400x10000 float32 (the LSTM's logits) 1.26 -> 0.80 ms on one
-    thread, 400x800 161 -> 44 us, 50176x32 679 -> 360 us, 64x128 4.3 -> 2.5 us."""
-    rows = m.shape[0]
-    # (400x800 took 139 us split in two against 48 on one thread, on the loaded machine)
-    parts = min(threads(), rows // 64) if m.size >= PARALLEL_MIN else 1
-    if parts <= 1:
-        return _ones(rows, m.dtype) @ m
-    step = -(-rows // parts)
-    ones = _ones(step, m.dtype)
-    starts = range(0, rows, step)
-    partial: list[Any] = [None] * len(starts)
-
-    def block(k: int, lo: int) -> None:
-        hi = min(rows, lo + step)
-        partial[k] = ones[: hi - lo] @ m[lo:hi]
-
-    run_parts([functools.partial(block, k, lo) for k, lo in enumerate(starts)])
-    total = partial[0]
-    for more in partial[1:]:
-        total += more
-    return total
-
-
-def _ones(n: int, dtype: np.dtype) -> np.ndarray:
-    """A read-only vector of ``n`` ones, kept for the next call."""
-    key = (n, dtype)
-    ones = _ONES.get(key)
-    if ones is None:
-        if len(_ONES) >= 64:  # (shapes that vary: keep the cache small)
-            _ONES.clear()
-        ones = _ONES[key] = np.ones(n, dtype)
-        ones.flags.writeable = False
-    return ones
 
 
 @register_kernel("L2Loss", aliasing=Aliasing.FRESH, expensive=True)
