@@ -31,8 +31,8 @@ def fast(session: nox.Session) -> None:
 
 @nox.session
 def full(session: nox.Session) -> None:
-    """Every test, as CI runs them (two pytest-xdist workers)."""
-    _tests(session, "-n", "2", "--dist", "loadgroup")
+    """Every test, as CI runs them."""
+    _tests(session)
 
 
 @nox.session
