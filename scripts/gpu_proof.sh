@@ -147,8 +147,8 @@ else
 fi
 
 if [ $FAST -eq 1 ]; then
-    TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py tests/devices/test_ufunc_at.py
-           tests/devices/test_window_ops_gpu.py)
+    # one file: the test suite, which runs --fast, runs every GPU test on sim itself
+    TESTS=(tests/devices/test_gpu_execution.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py -k "vmem or limit")
     PERCENTS=(50)
     PACE_GRAPHS=("8-matmul chain")

@@ -48,3 +48,14 @@ async def _shutdown_runtime() -> AsyncIterator[None]:
     runtime = _RUNTIMES.get(asyncio.get_running_loop())
     if runtime is not None and not runtime.closed:
         await runtime.shutdown()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup``: a test file's tests run in one worker (module
+    fixtures, such as a file's child processes started together, run once), and every test of
+    tests/cluster/ in the same one (the package's local Ray cluster starts once)."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = "tests/cluster" if path.startswith("tests/cluster/") else path
+        item.add_marker(pytest.mark.xdist_group(group))

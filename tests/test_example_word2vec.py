@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from tests.children import Child, run_together
+
 pytestmark = pytest.mark.slow
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -20,11 +22,31 @@ IMPORT = "import antcolony.compat.v1 as tf"
 ARGS = ("--steps", "2001", "--report-every", "500")
 
 
-def _run(path: pathlib.Path) -> str:
+@pytest.fixture(scope="module")
+def outputs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, subprocess.CompletedProcess[str] | None]:
+    """The script's run under antcolony and, the import line swapped, under TensorFlow (None
+    without it), both started at once (tests/children.py)."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    out = subprocess.run(
-        [sys.executable, str(path), *ARGS], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env
-    )
+    sources = {"antcolony": SCRIPT}
+    if importlib.util.find_spec("tensorflow") is not None:
+        source = SCRIPT.read_text()
+        assert source.count(IMPORT) == 1
+        swapped = tmp_path_factory.mktemp("word2vec") / "word2vec_tf1.py"
+        swapped.write_text(
+            source.replace(IMPORT, "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()")
+        )
+        sources["tensorflow"] = swapped
+    children = {
+        side: Child([sys.executable, str(path), *ARGS], env=env, cwd=str(ROOT), timeout=600)
+        for side, path in sources.items()
+    }
+    runs = run_together(children)
+    return {side: runs.get(side) for side in ("antcolony", "tensorflow")}
+
+
+def _stdout(out: subprocess.CompletedProcess[str]) -> str:
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
@@ -46,15 +68,18 @@ def _check_learning(stdout: str) -> None:
     assert same / total > 0.35, (same / total, stdout)
 
 
-def test_word2vec_learns_topics_under_antcolony() -> None:
-    _check_learning(_run(SCRIPT))
+def test_word2vec_learns_topics_under_antcolony(
+    outputs: dict[str, subprocess.CompletedProcess[str] | None],
+) -> None:
+    out = outputs["antcolony"]
+    assert out is not None
+    _check_learning(_stdout(out))
 
 
-def test_the_same_source_learns_under_tensorflow(tmp_path: pathlib.Path) -> None:
-    if importlib.util.find_spec("tensorflow") is None:
+def test_the_same_source_learns_under_tensorflow(
+    outputs: dict[str, subprocess.CompletedProcess[str] | None],
+) -> None:
+    out = outputs["tensorflow"]
+    if out is None:
         pytest.skip("TensorFlow is not installed (the tf1 extra)")
-    source = SCRIPT.read_text()
-    assert source.count(IMPORT) == 1
-    swapped = tmp_path / "word2vec_tf1.py"
-    swapped.write_text(source.replace(IMPORT, "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()"))
-    _check_learning(_run(swapped))
+    _check_learning(_stdout(out))

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from tests.children import Child, run_together
+
 # Each test runs a script of scripts/ in its own interpreter: slow.
 pytestmark = pytest.mark.slow
 
@@ -28,21 +30,85 @@ def _run(script: str, *args: str, timeout: int = 120) -> str:
     return out.stdout
 
 
-def test_the_vmem_demo_trains_past_the_limit_with_an_identical_loss_curve():
-    out = _run("demo_vmem.py", "--steps", "4", "--batch", "256", "--width", "256")
+# Scripts whose tests assert what they print, not how fast it ran (a benchmark's verdict may be
+# met or MISSED): run together by the ``together`` fixture (tests/children.py), each as it would
+# run alone. The tests of figures that depend on having the machine to themselves (busy
+# fractions, a scheduler's phases, the GPU proof's own timed stages) run theirs alone, by _run.
+TOGETHER: dict[str, tuple[tuple[str, ...], int]] = {
+    "vmem": (("demo_vmem.py", "--steps", "4", "--batch", "256", "--width", "256"), 240),
+    "data_parallel": (
+        ("bench_data_parallel.py", "--steps", "2", "--batch", "128", "--width", "64", "--depth", "1"),
+        240,
+    ),
+    "allocator": (("bench_allocator.py", "--ops", "3000"), 240),
+    "vmm_proof": (("vmm_proof.py", "--grow-mib", "128", "--step-mib", "32"), 240),
+    "executor": (("bench_executor.py", "--quick"), 360),
+    "hot_path_chain": (("bench_hot_path.py", "chain", "2"), 240),
+    "hot_path_fixed": (("bench_hot_path.py", "fixed", "20"), 240),
+    "data_pipeline": (
+        (
+            "bench_data_pipeline.py",
+            "--steps",
+            "4",
+            "--input-ms",
+            "5",
+            "--step-ms",
+            "5",
+            "--records",
+            "300",
+            "--floats",
+            "16",
+        ),
+        240,
+    ),
+    "models": (("bench_models.py", "--quick", "--models", "mlp"), 480),
+    "distributed_steps": (
+        (
+            "bench_distributed_steps.py",
+            "--steps",
+            "20",
+            "--ps",
+            "1,2",
+            "--workers",
+            "1",
+            "--models",
+            "digits",
+        ),
+        480,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def together() -> dict[str, subprocess.CompletedProcess[str]]:
+    children = {
+        name: Child([sys.executable, str(ROOT / "scripts" / script), *args], cwd=str(ROOT), timeout=timeout)
+        for name, ((script, *args), timeout) in TOGETHER.items()
+    }
+    return run_together(children)
+
+
+def _output(together: dict[str, subprocess.CompletedProcess[str]], name: str) -> str:
+    out = together[name]
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_the_vmem_demo_trains_past_the_limit_with_an_identical_loss_curve(together):
+    out = _output(together, "vmem")
     assert "loss curves identical to the unlimited run: True" in out
     assert "limit raised to" in out
     limited = out.split("limited GPU, vmem on")[1].split("limited, raised mid-run")[0]
     assert "total host fallbacks 0 " not in limited
 
 
-def test_the_data_parallel_benchmark_reports_its_scaling():
-    out = _run("bench_data_parallel.py", "--steps", "2", "--batch", "128", "--width", "64", "--depth", "1")
+def test_the_data_parallel_benchmark_reports_its_scaling(together):
+    out = _output(together, "data_parallel")
     assert "scaling" in out and "2 GPUs" in out
 
 
-def test_the_allocator_benchmark_prints_throughput_and_fragmentation():
-    out = _run("bench_allocator.py", "--ops", "3000")
+def test_the_allocator_benchmark_prints_throughput_and_fragmentation(together):
+    out = _output(together, "allocator")
     assert "calls/s" in out.lower() or "per second" in out.lower()
     assert "fragment" in out.lower()
     # the GPU rows run, or say why not
@@ -50,8 +116,8 @@ def test_the_allocator_benchmark_prints_throughput_and_fragmentation():
     assert "CUDA rows skipped: " in out or "CUDA VMM row skipped: " in out or "CUDA VMM calls/s" in out, out
 
 
-def test_the_virtual_memory_proof_runs_its_checks_or_says_what_is_missing():
-    out = _run("vmm_proof.py", "--grow-mib", "128", "--step-mib", "32")
+def test_the_virtual_memory_proof_runs_its_checks_or_says_what_is_missing(together):
+    out = _output(together, "vmm_proof")
     assert out.startswith("skipped: ") or "vmm_proof: every check passed" in out, out
 
 
@@ -106,8 +172,8 @@ def test_the_message_trace_of_docs_architecture_runs_on_the_current_protocol():
     assert {"Launch", "KernelDone", "Arrived", "Input"} <= set(names)
 
 
-def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict():
-    out = _run("bench_executor.py", "--quick", timeout=180)
+def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict(together):
+    out = _output(together, "executor")
     lines = out.splitlines()
     table = lines[next(i for i, line in enumerate(lines) if line.startswith("figure ")) + 1 :]
     with_tf = "TF1 not measured" not in out
@@ -139,9 +205,9 @@ def test_the_executor_benchmark_prints_every_figure_of_issue_12_with_its_verdict
     assert f"MISSED: {missed} of " in out if missed else "all figures met" in out, out
 
 
-def test_the_hot_path_workload_runs_both_figures():
-    assert "us per node" in _run("bench_hot_path.py", "chain", "2")
-    assert "us per session.run" in _run("bench_hot_path.py", "fixed", "20")
+def test_the_hot_path_workload_runs_both_figures(together):
+    assert "us per node" in _output(together, "hot_path_chain")
+    assert "us per session.run" in _output(together, "hot_path_fixed")
 
 
 def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_skipped():
@@ -171,37 +237,22 @@ def test_the_gpu_proof_runs_its_simulated_stages_and_says_which_cuda_stages_it_s
     assert "sim_gpu_0: opportunistic jobs together did" in out.stdout
 
 
-def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates():
-    out = _run(
-        "bench_data_pipeline.py",
-        "--steps",
-        "4",
-        "--input-ms",
-        "5",
-        "--step-ms",
-        "5",
-        "--records",
-        "300",
-        "--floats",
-        "16",
-    )
+def test_the_data_pipeline_benchmark_reports_overlap_and_file_rates(together):
+    out = _output(together, "data_pipeline")
     assert "speedup" in out and "prefetch(2)" in out
     assert "tf_record_iterator      antcolony" in out and "parse + batch(128)      antcolony" in out
 
 
-def test_the_model_benchmark_runs_each_side_in_a_child_and_prints_a_row_per_model():
-    out = _run("bench_models.py", "--quick", "--models", "mlp", timeout=300)
+def test_the_model_benchmark_runs_each_side_in_a_child_and_prints_a_row_per_model(together):
+    out = _output(together, "models")
     row = next(line for line in out.splitlines() if line.startswith("mlp "))
     # antcolony's best (median) ms; with TensorFlow installed, TF1's, the ratio, target and verdict
     assert "(" in row and ")" in row, row
     assert row.split()[-1] in ("met", "MISSED") or "absolute figures" in out, row
 
 
-def test_bench_distributed_steps_prints_steps_per_second_of_each_cluster() -> None:
-    out = _run(
-        "bench_distributed_steps.py", "--steps", "20", "--ps", "1,2", "--workers", "1", "--models", "digits",
-        timeout=300,
-    )  # fmt: skip
+def test_bench_distributed_steps_prints_steps_per_second_of_each_cluster(together) -> None:
+    out = _output(together, "distributed_steps")
     assert "digits: single process:" in out
     assert "digits: 1 ps, 1 worker(s):" in out and "digits: 2 ps, 1 worker(s):" in out
     assert out.count("x the single process") == 2

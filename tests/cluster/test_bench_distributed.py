@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from tests.children import Child, run_together
+
 pytest.importorskip("ray")
 
 pytestmark = pytest.mark.slow
@@ -18,18 +20,46 @@ pytestmark = pytest.mark.slow
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run scripts/NAME on its own local Ray (none of a test's cluster), asserting it succeeds."""
+@pytest.fixture(scope="module")
+def runs() -> dict[str, subprocess.CompletedProcess[str]]:
+    """Both scripts, each on its own local Ray (none of a test's cluster), started together
+    (tests/children.py: most of their time is Ray and their tasks starting)."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
-    cmd = [sys.executable, str(ROOT / "scripts" / name), *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    commands = {
+        "transports": ("bench_distributed.py", "--sizes", "1024,65536", "--reps", "3"),
+        "steps": (
+            "bench_distributed_steps.py",
+            "--ray",
+            "--steps",
+            "10",
+            "--ps",
+            "1",
+            "--workers",
+            "2",
+            "--models",
+            "digits",
+        ),
+    }
+    children = {
+        name: Child(
+            [sys.executable, str(ROOT / "scripts" / script), *args], env=env, cwd=str(ROOT), timeout=400
+        )
+        for name, (script, *args) in commands.items()
+    }
+    return run_together(children)
+
+
+def _output(runs: dict[str, subprocess.CompletedProcess[str]], name: str) -> subprocess.CompletedProcess[str]:
+    out = runs[name]
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     return out
 
 
-def test_bench_distributed_prints_every_transport_and_size() -> None:
-    out = _script("bench_distributed.py", "--sizes", "1024,65536", "--reps", "3")
+def test_bench_distributed_prints_every_transport_and_size(
+    runs: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    out = _output(runs, "transports")
     rows = re.findall(
         r"^\s*(\d+ KiB)\s+(ray object|wire tcp|wire objstore)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x$",
         out.stdout,
@@ -46,19 +76,10 @@ def test_bench_distributed_prints_every_transport_and_size() -> None:
             assert float(ratio) == 1.0
 
 
-def test_bench_distributed_steps_on_a_local_ray_cluster_places_tasks_through_submit() -> None:
-    out = _script(
-        "bench_distributed_steps.py",
-        "--ray",
-        "--steps",
-        "10",
-        "--ps",
-        "1",
-        "--workers",
-        "2",
-        "--models",
-        "digits",
-    )
+def test_bench_distributed_steps_on_a_local_ray_cluster_places_tasks_through_submit(
+    runs: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    out = _output(runs, "steps")
     assert "local Ray cluster: 2 nodes" in out.stdout
     row = re.search(
         r"digits: 1 ps, 2 worker\(s\): +([0-9.]+) steps/s in total \(([0-9.]+), ([0-9.]+) per worker",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -206,7 +207,6 @@ def test_an_address_where_nothing_listens_is_an_error_naming_it_before_ray(
 def test_an_address_that_never_answers_ends_the_command_at_its_deadline(command: list[str]) -> None:
     pytest.importorskip("ray")
     import socket
-    import subprocess
 
     with socket.socket() as listener:  # accepts TCP connections, never says a word
         listener.bind(("127.0.0.1", 0))
@@ -225,36 +225,49 @@ def test_an_address_that_never_answers_ends_the_command_at_its_deadline(command:
 JOB_SCRIPT = "import os, sys\nopen(sys.argv[1], 'w').write(os.environ['GPU_CONFIG_FILE'])\n"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("keep", [False, True])
-def test_a_local_submit_removes_its_job_files_when_the_job_ends_unless_kept(
-    tmp_path: Path, keep: bool
-) -> None:
+@pytest.fixture(scope="module")
+def local_submits(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[bool, tuple[Path, subprocess.CompletedProcess[str]]]:
+    """``antcolony submit`` of a one-line job on a local Ray of its own, with and without
+    --keep-files, both started together (tests/children.py: each starts its own Ray and waits on
+    it): by keep, the folder (its job script, the file the job writes, the cluster directory) and
+    the finished process."""
     pytest.importorskip("ray")
     import os
-    import subprocess
 
-    script = tmp_path / "job.py"
-    script.write_text(JOB_SCRIPT)
-    ran = tmp_path / "ran"
-    root = tmp_path / "cluster"
-    env = {**os.environ, "ANTCOLONY_CLUSTER_DIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    argv = ["submit", "--sim-gpu-memory", "256MiB", "--gpu-memory", "64MiB", "--name", "cleanup-job"]
-    out = subprocess.run(
-        [
+    from tests.children import Child, run_together
+
+    folders: dict[bool, Path] = {}
+    children = {}
+    for keep in (False, True):
+        folder = folders[keep] = tmp_path_factory.mktemp(f"submit_keep_{keep}")
+        script = folder / "job.py"
+        script.write_text(JOB_SCRIPT)
+        root = folder / "cluster"
+        env = {**os.environ, "ANTCOLONY_CLUSTER_DIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+        argv = ["submit", "--sim-gpu-memory", "256MiB", "--gpu-memory", "64MiB", "--name", "cleanup-job"]
+        command = [
             sys.executable,
             "-m",
             "antcolony",
             *argv,
             *(["--keep-files"] if keep else []),
             str(script),
-            str(ran),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+            str(folder / "ran"),
+        ]
+        children[str(keep)] = Child(command, env=env, timeout=300)
+    runs = run_together(children)
+    return {keep: (folders[keep], runs[str(keep)]) for keep in (False, True)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_local_submit_removes_its_job_files_when_the_job_ends_unless_kept(
+    local_submits: dict[bool, tuple[Path, subprocess.CompletedProcess[str]]], keep: bool
+) -> None:
+    folder, out = local_submits[keep]
+    ran, root = folder / "ran", folder / "cluster"
     assert out.returncode == 0, out.stderr[-3000:]
     assert ran.read_text().startswith(str(root))  # the job ran, its files under the cluster dir
     left = list(root.glob("*/jobs/cleanup-job"))

@@ -74,7 +74,7 @@ def test_the_benchmark_runs_its_schedule_and_reports_every_figure(
             sys.executable,
             str(ROOT / "scripts" / "cluster_bench.py"),
             "--minutes",
-            "0.75",
+            "0.5",
             "--out",
             str(tmp_path / "bench.png"),
             "--address",

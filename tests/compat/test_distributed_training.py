@@ -80,8 +80,9 @@ def ps() -> Iterator[Any]:
 def test_one_worker_trains_on_the_ps_as_a_single_process_does(ps: Any) -> None:
     cluster = _cluster(1)
     ps(cluster)
-    remote = _losses(_finish(_start("worker", 0, cluster, 12)))
-    local = _losses(_finish(_start("local", 0, cluster, 12)))
+    worker = _start("worker", 0, cluster, 12)
+    single = _start("local", 0, cluster, 12)  # uses no cluster: runs beside the worker
+    remote, local = _losses(_finish(worker)), _losses(_finish(single))
     assert len(remote) == 12
     assert remote == local  # bit for bit (remote_variables.py: old + (new - old) is new)
     assert remote[-1] < remote[0] / 2

@@ -4,11 +4,12 @@ process under each framework with the same command line, prints the same."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.children import Child, run_together
 
 pytest.importorskip("tensorflow")
 
@@ -41,41 +42,50 @@ if __name__ == "__main__":
 """
 
 
-def _run(side: str, tmp: Path, args: list[str], mode: str = "") -> tuple[int, str, str]:
+CASES = {
+    "worker": (
+        ["--job_name=worker", "--task_index", "2", "--learning_rate=0.5", "--sync_replicas", "--noverbose"],
+        "",
+    ),
+    "ps-read-early": (
+        ["--job_name", "ps", "extra", "--sync_replicas=false", "--", "--task_index=9"],
+        "--read-early",
+    ),
+    "undeclared": (["--job_nam=ps"], ""),
+}
+
+
+def _child(side: str, tmp: Path, args: list[str], mode: str) -> Child:
     path = tmp / f"prog_{side}.py"
     path.write_text(PROGRAM)
     env = {**os.environ, "SIDE": side, "MODE": mode, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    proc = subprocess.run(
-        [sys.executable, str(path), *args], capture_output=True, text=True, env=env, timeout=120
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+    return Child([sys.executable, str(path), *args], env=env, timeout=180)
 
 
-@pytest.mark.parametrize(
-    ("args", "mode"),
-    [
-        (
-            [
-                "--job_name=worker",
-                "--task_index",
-                "2",
-                "--learning_rate=0.5",
-                "--sync_replicas",
-                "--noverbose",
-            ],
-            "",
-        ),
-        (["--job_name", "ps", "extra", "--sync_replicas=false", "--", "--task_index=9"], "--read-early"),
-    ],
-)
-def test_flags_parse_and_main_runs_as_tf1s(tmp_path: Path, args: list[str], mode: str) -> None:
-    ours = _run("antcolony", tmp_path, args, mode)
-    theirs = _run("tensorflow", tmp_path, args, mode)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str]]:
+    """Every case's child under each framework (the undeclared flag under antcolony only), all
+    started at once (tests/children.py): (return code, stdout, stderr) by ``side/case``."""
+    tmp = tmp_path_factory.mktemp("app_flags")
+    children = {
+        f"{side}/{case}": _child(side, tmp, args, mode)
+        for case, (args, mode) in CASES.items()
+        for side in ("antcolony", "tensorflow")
+        if not (case == "undeclared" and side == "tensorflow")
+    }
+    return {
+        name: (proc.returncode, proc.stdout, proc.stderr) for name, proc in run_together(children).items()
+    }
+
+
+@pytest.mark.parametrize("case", ["worker", "ps-read-early"])
+def test_flags_parse_and_main_runs_as_tf1s(runs: dict[str, tuple[int, str, str]], case: str) -> None:
+    ours, theirs = runs[f"antcolony/{case}"], runs[f"tensorflow/{case}"]
     assert (ours[0], ours[1]) == (theirs[0], theirs[1]), (ours, theirs[2][-2000:])
     assert ours[0] == 3
 
 
-def test_an_undeclared_flag_is_an_error_naming_it(tmp_path: Path) -> None:
+def test_an_undeclared_flag_is_an_error_naming_it(runs: dict[str, tuple[int, str, str]]) -> None:
     # as TF1's (absl: "Unknown command line flag 'job_nam'")
-    ours = _run("antcolony", tmp_path, ["--job_nam=ps"])
+    ours = runs["antcolony/undeclared"]
     assert ours[0] != 0 and "UnrecognizedFlagError" in ours[2] and "--job_nam=ps" in ours[2]
