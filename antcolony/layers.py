@@ -16,6 +16,7 @@ from antcolony.graph.layer_classes import (
     Dense,
     Dropout,
     Flatten,
+    Layer,
     MaxPooling1D,
     MaxPooling2D,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Dense",
     "Dropout",
     "Flatten",
+    "Layer",
     "MaxPooling1D",
     "MaxPooling2D",
     "average_pooling1d",
