@@ -22,7 +22,13 @@ from antcolony.graph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
-from antcolony.graph.ops.queues import FIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
+from antcolony.graph.ops.queues import (
+    FIFOQueue,
+    PaddingFIFOQueue,
+    QueueBase,
+    RandomShuffleQueue,
+    count_up_to,
+)
 from antcolony.graph.ops.readers import (
     ReaderBase,
     TextLineReader,
@@ -67,6 +73,7 @@ __all__ = [
     "GPUOptions",
     "InteractiveSession",
     "NotDifferentiable",
+    "PaddingFIFOQueue",
     "QueueBase",
     "RandomShuffleQueue",
     "ReaderBase",
