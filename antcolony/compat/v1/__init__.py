@@ -36,6 +36,17 @@ from antcolony.graph.ops.readers import (
     WholeFileReader,
     decode_csv,
 )
+from antcolony.graph.ops.sparse_more import (
+    sparse_add,
+    sparse_placeholder,
+    sparse_reduce_max,
+    sparse_reduce_sum,
+    sparse_reorder,
+    sparse_retain,
+    sparse_tensor_dense_matmul,
+    sparse_to_dense,
+    sparse_transpose,
+)
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
@@ -110,7 +121,16 @@ __all__ = [
     "print",
     "python_io",
     "sparse",
+    "sparse_add",
+    "sparse_placeholder",
+    "sparse_reduce_max",
+    "sparse_reduce_sum",
+    "sparse_reorder",
+    "sparse_retain",
+    "sparse_tensor_dense_matmul",
     "sparse_tensor_to_dense",
+    "sparse_to_dense",
+    "sparse_transpose",
     "test",
     "train",
 ]
