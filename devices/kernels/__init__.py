@@ -27,6 +27,7 @@ from . import (  # noqa: F401  # noqa: F401
     py_func,
     queues,
     random,
+    random_more,
     rounding,
     scatter,
     segment,

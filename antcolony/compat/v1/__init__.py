@@ -29,6 +29,7 @@ from antcolony.graph.ops.queues import (
     RandomShuffleQueue,
     count_up_to,
 )
+from antcolony.graph.ops.random_more import multinomial, random_gamma, random_poisson
 from antcolony.graph.ops.readers import (
     ReaderBase,
     TextLineReader,
@@ -116,10 +117,13 @@ __all__ = [
     "graph_util",
     "io",
     "logging",
+    "multinomial",
     "parse_example",
     "parse_single_example",
     "print",
     "python_io",
+    "random_gamma",
+    "random_poisson",
     "sparse",
     "sparse_add",
     "sparse_placeholder",
