@@ -15,6 +15,7 @@ from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.graph.default_session import get_default_session
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
 from antcolony.graph.gradients import register_gradient as RegisterGradient
+from antcolony.graph.initializers_more import orthogonal_initializer, uniform_unit_scaling_initializer
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -118,6 +119,7 @@ __all__ = [
     "io",
     "logging",
     "multinomial",
+    "orthogonal_initializer",
     "parse_example",
     "parse_single_example",
     "print",
@@ -137,4 +139,5 @@ __all__ = [
     "sparse_transpose",
     "test",
     "train",
+    "uniform_unit_scaling_initializer",
 ]
