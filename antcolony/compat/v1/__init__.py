@@ -14,8 +14,26 @@ from antcolony.api import __all__ as _api_names
 from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.graph.default_session import get_default_session
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
+from antcolony.graph.gradients import not_differentiable as no_gradient
 from antcolony.graph.gradients import register_gradient as RegisterGradient
 from antcolony.graph.initializers_more import orthogonal_initializer, uniform_unit_scaling_initializer
+from antcolony.graph.ops.array_extra import (
+    accumulate_n,
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    dimension_value,
+    invert_permutation,
+    is_tensor,
+    repeat,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    unravel_index,
+    where_v2,
+)
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_add as tensor_scatter_add
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scatter_sub
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -98,8 +116,14 @@ __all__ = [
     "TextLineReader",
     "VarLenFeature",
     "WholeFileReader",
+    "accumulate_n",
     "app",
+    "broadcast_dynamic_shape",
+    "broadcast_static_shape",
     "compat",
+    "count_up_to",
+    "decode_csv",
+    "dimension_value",
     "disable_control_flow_v2",
     "disable_eager_execution",
     "disable_resource_variables",
@@ -108,17 +132,18 @@ __all__ = [
     "disable_v2_tensorshape",
     "enable_eager_execution",
     "enable_v2_behavior",
-    "executing_eagerly",
-    "count_up_to",
-    "decode_csv",
     "errors",
+    "executing_eagerly",
     "flags",
     "get_default_session",
     "gfile",
     "graph_util",
+    "invert_permutation",
     "io",
+    "is_tensor",
     "logging",
     "multinomial",
+    "no_gradient",
     "orthogonal_initializer",
     "parse_example",
     "parse_single_example",
@@ -126,6 +151,7 @@ __all__ = [
     "python_io",
     "random_gamma",
     "random_poisson",
+    "repeat",
     "sparse",
     "sparse_add",
     "sparse_placeholder",
@@ -137,7 +163,15 @@ __all__ = [
     "sparse_tensor_to_dense",
     "sparse_to_dense",
     "sparse_transpose",
+    "tensor_scatter_add",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
+    "tensor_scatter_sub",
+    "tensor_scatter_update",
     "test",
     "train",
     "uniform_unit_scaling_initializer",
+    "unravel_index",
+    "where_v2",
 ]
