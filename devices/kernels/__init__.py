@@ -12,6 +12,7 @@ from . import (  # noqa: F401  # noqa: F401
     conv,
     data,
     depthwise,
+    edit_distance,
     einsum,
     image,
     linalg,

@@ -34,6 +34,7 @@ from antcolony.graph.ops.array_extra import (
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_add as tensor_scatter_add
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scatter_sub
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
+from antcolony.graph.ops.edit_distance import edit_distance
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -132,6 +133,7 @@ __all__ = [
     "disable_v2_tensorshape",
     "enable_eager_execution",
     "enable_v2_behavior",
+    "edit_distance",
     "errors",
     "executing_eagerly",
     "flags",
