@@ -15,6 +15,7 @@ from . import (  # noqa: F401  # noqa: F401
     edit_distance,
     einsum,
     image,
+    image_codecs,
     linalg,
     lstm,
     masking,

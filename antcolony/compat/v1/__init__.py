@@ -13,6 +13,9 @@ from antcolony.api import *  # noqa: F403 - the graph API, the same objects as `
 from antcolony.api import __all__ as _api_names
 from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.graph.default_session import get_default_session
+from antcolony.graph.dtypes import float16 as half
+from antcolony.graph.dtypes import float64 as double
+from antcolony.graph.dtypes import uint16, uint32, uint64
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
 from antcolony.graph.gradients import not_differentiable as no_gradient
 from antcolony.graph.gradients import register_gradient as RegisterGradient
@@ -35,6 +38,7 @@ from antcolony.graph.ops.array_extra import tensor_scatter_nd_add as tensor_scat
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scatter_sub
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
 from antcolony.graph.ops.edit_distance import edit_distance
+from antcolony.graph.ops.image_codecs import read_file, write_file
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -131,15 +135,17 @@ __all__ = [
     "disable_tensor_equality",
     "disable_v2_behavior",
     "disable_v2_tensorshape",
+    "double",
+    "edit_distance",
     "enable_eager_execution",
     "enable_v2_behavior",
-    "edit_distance",
     "errors",
     "executing_eagerly",
     "flags",
     "get_default_session",
     "gfile",
     "graph_util",
+    "half",
     "invert_permutation",
     "io",
     "is_tensor",
@@ -153,6 +159,7 @@ __all__ = [
     "python_io",
     "random_gamma",
     "random_poisson",
+    "read_file",
     "repeat",
     "sparse",
     "sparse_add",
@@ -173,7 +180,11 @@ __all__ = [
     "tensor_scatter_update",
     "test",
     "train",
+    "uint16",
+    "uint32",
+    "uint64",
     "uniform_unit_scaling_initializer",
     "unravel_index",
     "where_v2",
+    "write_file",
 ]

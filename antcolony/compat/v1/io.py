@@ -13,6 +13,17 @@ from antcolony.devices.data.tfrecord import (
     tf_record_iterator,
 )
 from antcolony.graph.graph_def import import_graph_def as _import_graph_def
+from antcolony.graph.ops.image_codecs import (
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    read_file,
+    write_file,
+)
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
@@ -26,9 +37,18 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_bmp",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_jpeg",
+    "encode_png",
     "parse_example",
     "parse_single_example",
+    "read_file",
     "tf_record_iterator",
+    "write_file",
     "write_graph",
 ]
 
