@@ -39,6 +39,7 @@ from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scat
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
 from antcolony.graph.ops.edit_distance import edit_distance
 from antcolony.graph.ops.image_codecs import read_file, write_file
+from antcolony.graph.ops.linalg_eigh import cross, self_adjoint_eig, self_adjoint_eigvals
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -127,6 +128,7 @@ __all__ = [
     "broadcast_static_shape",
     "compat",
     "count_up_to",
+    "cross",
     "decode_csv",
     "dimension_value",
     "disable_control_flow_v2",
@@ -161,6 +163,8 @@ __all__ = [
     "random_poisson",
     "read_file",
     "repeat",
+    "self_adjoint_eig",
+    "self_adjoint_eigvals",
     "sparse",
     "sparse_add",
     "sparse_placeholder",
