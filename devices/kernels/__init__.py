@@ -14,6 +14,7 @@ from . import (  # noqa: F401  # noqa: F401
     depthwise,
     edit_distance,
     einsum,
+    file_ops,
     image,
     image_codecs,
     linalg,

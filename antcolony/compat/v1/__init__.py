@@ -38,6 +38,7 @@ from antcolony.graph.ops.array_extra import tensor_scatter_nd_add as tensor_scat
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scatter_sub
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
 from antcolony.graph.ops.edit_distance import edit_distance
+from antcolony.graph.ops.file_ops import matching_files
 from antcolony.graph.ops.image_codecs import read_file, write_file
 from antcolony.graph.ops.linalg_eigh import cross, self_adjoint_eig, self_adjoint_eigvals
 from antcolony.graph.ops.logging_ops import print_v2 as print
@@ -152,6 +153,7 @@ __all__ = [
     "io",
     "is_tensor",
     "logging",
+    "matching_files",
     "multinomial",
     "no_gradient",
     "orthogonal_initializer",

@@ -13,6 +13,7 @@ from antcolony.devices.data.tfrecord import (
     tf_record_iterator,
 )
 from antcolony.graph.graph_def import import_graph_def as _import_graph_def
+from antcolony.graph.ops.file_ops import match_filenames_once, matching_files
 from antcolony.graph.ops.image_codecs import (
     decode_bmp,
     decode_gif,
@@ -44,6 +45,8 @@ __all__ = [
     "decode_png",
     "encode_jpeg",
     "encode_png",
+    "match_filenames_once",
+    "matching_files",
     "parse_example",
     "parse_single_example",
     "read_file",
