@@ -34,8 +34,8 @@ from antcolony.actors.blocking.session_run_hook import (
 )
 from antcolony.actors.blocking.summary_hooks import StepCounterHook, SummarySaverHook
 from antcolony.actors.blocking.supervisor import Supervisor
+from antcolony.compat.v1._train_more import batch_join, global_step, match_filenames_once, shuffle_batch_join
 from antcolony.compat.v1.io import write_graph
-from antcolony.compat.v1.train_more import batch_join, global_step, match_filenames_once, shuffle_batch_join
 from antcolony.graph.train.input_pipeline import (
     QueueRunner,
     add_queue_runner,
