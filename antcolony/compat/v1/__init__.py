@@ -76,6 +76,7 @@ from antcolony.graph.ops.sparse_more import (
 )
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
+from antcolony.graph.template import make_template
 
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
@@ -153,6 +154,7 @@ __all__ = [
     "io",
     "is_tensor",
     "logging",
+    "make_template",
     "matching_files",
     "multinomial",
     "no_gradient",
