@@ -69,6 +69,7 @@ T.case("repeat", X, np.array([2, 0, 1], np.int32))(
 T.case("invert_permutation_unravel_index", np.array([3, 0, 4, 1, 2], np.int32), grad=False)(
     lambda tf, p: [
         tf.invert_permutation(p),
+        tf.math.invert_permutation(p[::-1]),
         tf.unravel_index(p * 3 + 1, [4, 5]),
         tf.unravel_index(tf.constant(17), tf.constant([3, 2, 4])),
     ]
@@ -92,6 +93,7 @@ T.case("where_v2", X, normal(5, tag="nwy"))(
 T.case("accumulate_n_broadcast_dynamic_shape", X)(
     lambda tf, x: [
         tf.accumulate_n([x, x * 2.0, x * x]),
+        tf.math.accumulate_n([x, -x * 3.0]),
         tf.broadcast_dynamic_shape(tf.shape(x[:, :1]), tf.constant([4, 1, 5])),
     ]
 )
