@@ -40,7 +40,7 @@ def _classes(tf):
             self.units, self.scale = units, scale
 
         def build(self, input_shape):
-            n_in = input_shape.as_list()[-1]
+            n_in = input_shape[-1].value  # TF1's Dimension
             self.w = self.add_weight(
                 "w",
                 shape=[n_in, self.units],
