@@ -11,6 +11,7 @@ from typing import Any
 from antcolony.actors.run_options import RunMetadata, RunOptions
 from antcolony.errors import InvalidArgumentError
 from antcolony.graph.core import Tensor
+from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 
 __all__ = ["check_run_options", "collect_feeds"]
 
@@ -84,6 +85,11 @@ def _leaf_pairs(items: Any) -> Any:
     stack = list(items)[::-1]
     while stack:
         key, value = stack.pop()
+        if isinstance(key, SparseTensor):
+            # a sparse placeholder: its three tensors take a SparseTensorValue's three parts
+            key = (key.indices, key.values, key.dense_shape)
+            if isinstance(value, SparseTensorValue):
+                value = tuple(value)
         if not isinstance(key, tuple):
             yield key, value
             continue

@@ -17,6 +17,7 @@ from antcolony.graph.layer_classes import (
     Dense,
     Dropout,
     Flatten,
+    Layer,
     MaxPooling1D,
     MaxPooling2D,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "Dense",
     "Dropout",
     "Flatten",
+    "Layer",
     "MaxPooling1D",
     "MaxPooling2D",
     "average_pooling1d",

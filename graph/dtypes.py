@@ -16,6 +16,9 @@ int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
 bool_ = np.dtype(np.bool_)
 string = np.dtype(object)
 
@@ -33,6 +36,9 @@ _BY_NAME: dict[str, np.dtype] = {
     "int32": int32,
     "int64": int64,
     "uint8": uint8,
+    "uint16": uint16,
+    "uint32": uint32,
+    "uint64": uint64,
     "bool": bool_,
     "string": string,
 }

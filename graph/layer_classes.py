@@ -19,6 +19,7 @@ from .conv1d_layers import average_pooling1d, conv1d, max_pooling1d
 from .conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
 from .core import get_default_graph
 from .graph_keys import GraphKeys
+from .layer_base import Layer
 from .layers import dense, dropout, flatten
 from .variable_scope import VariableScope
 
@@ -47,31 +48,27 @@ def _graph_variables() -> list[Any]:
     return list(seen.values())
 
 
-class Layer:
+class _FunctionalLayer(Layer):
     """A layer object over one of antcolony's functional layers (``_fn``), built on its first call.
 
     Subclasses set ``_fn`` and pass the functional layer's keyword arguments to ``__init__``; the
-    call's own arguments (``training``) go to ``_fn`` too when it takes them."""
+    call's own arguments (``training``) go to ``_fn`` too when it takes them. The functional layer
+    opens its own variable scope, so ``__call__`` records what it made instead of ``build``."""
 
     _fn: Callable[..., Any]
 
     def __init__(
         self, trainable: bool = True, name: str | None = None, dtype: Any = None, **config: Any
     ) -> None:
-        self.trainable = trainable
-        self._name = name
-        self.dtype = dtype
+        Layer.__init__(self, trainable=trainable, name=name, dtype=dtype)
         self._config = config
-        self._scope: VariableScope | None = None
-        self._variables: list[Any] = []
-        self.built = False
         params = inspect.signature(type(self)._fn).parameters
         self._takes_reuse = "reuse" in params
         self._takes_trainable = "trainable" in params
 
     @property
     def name(self) -> str:
-        return self._scope.name if self._scope is not None else (self._name or type(self).__name__.lower())
+        return self._scope.name if self._scope is not None else self._base_name
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         if self.built:
@@ -80,16 +77,15 @@ class Layer:
             )
         before = {id(v) for v in _graph_variables()}
         out = self._apply(inputs, self._name, None, args, kwargs)
-        self._variables = [v for v in _graph_variables() if id(v) not in before]
-        if self._variables:
-            full = self._variables[0].op.name.rsplit("/", 1)[0]
+        made = [v for v in _graph_variables() if id(v) not in before]
+        trainable = {id(v) for v in get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES)}
+        self._trainable_weights = [v for v in made if id(v) in trainable]
+        self._non_trainable_weights = [v for v in made if id(v) not in trainable]
+        if made:
+            full = made[0].op.name.rsplit("/", 1)[0]
             self._scope = VariableScope(True, name=full, original_name_scope=full + "/")
         self.built = True
         return out
-
-    def apply(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        """The same as calling the layer."""
-        return self(inputs, *args, **kwargs)
 
     def _apply(
         self, inputs: Any, name: Any, reuse: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -103,29 +99,9 @@ class Layer:
             name = None  # a layer without variables: nothing to share, a fresh name scope
         return type(self)._fn(inputs, *args, **kwargs, **extra, name=name)
 
-    # -- what was built ------------------------------------------------------------------
-    @property
-    def variables(self) -> list[Any]:
-        return list(self._variables)
-
-    weights = variables
-
-    @property
-    def trainable_variables(self) -> list[Any]:
-        trainable = {id(v) for v in get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES)}
-        return [v for v in self._variables if id(v) in trainable]
-
-    trainable_weights = trainable_variables
-
-    @property
-    def non_trainable_variables(self) -> list[Any]:
-        ids = {id(v) for v in self.trainable_variables}
-        return [v for v in self._variables if id(v) not in ids]
-
-    non_trainable_weights = non_trainable_variables
-
+    # -- what was built, by TF1's attribute names ------------------------------------------
     def _named(self, short: str) -> Any:
-        for v in self._variables:
+        for v in self._trainable_weights + self._non_trainable_weights:
             if v.op.name.rsplit("/", 1)[-1] == short:
                 return v
         if not self.built:
@@ -140,10 +116,10 @@ class Layer:
     moving_variance = property(lambda self: self._named("moving_variance"))
 
 
-def _layer(fn: Callable[..., Any], positional: tuple[str, ...], doc: str) -> type[Layer]:
+def _layer(fn: Callable[..., Any], positional: tuple[str, ...], doc: str) -> type[_FunctionalLayer]:
     """A Layer class over ``fn`` whose constructor takes ``positional`` first, as TF1's."""
 
-    def __init__(self: Layer, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: _FunctionalLayer, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(positional):
             raise TypeError(f"{type(self).__name__} takes at most {len(positional)} positional arguments")
         kwargs.update(zip(positional, args))
@@ -152,12 +128,14 @@ def _layer(fn: Callable[..., Any], positional: tuple[str, ...], doc: str) -> typ
         dtype = kwargs.pop("dtype", None)
         for unsupported in ("kernel_constraint", "bias_constraint", "_reuse", "_scope"):
             kwargs.pop(unsupported, None)
-        Layer.__init__(self, trainable, name, dtype, **kwargs)
+        _FunctionalLayer.__init__(self, trainable, name, dtype, **kwargs)
 
-    return type("_Layer", (Layer,), {"_fn": staticmethod(fn), "__init__": __init__, "__doc__": doc})
+    return type(
+        "_Layer", (_FunctionalLayer,), {"_fn": staticmethod(fn), "__init__": __init__, "__doc__": doc}
+    )
 
 
-def _named_class(name: str, base: type[Layer]) -> type[Layer]:
+def _named_class(name: str, base: type[_FunctionalLayer]) -> type[_FunctionalLayer]:
     cls = type(name, (base,), {})
     cls.__qualname__ = name
     cls.__module__ = __name__

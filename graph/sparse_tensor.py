@@ -59,6 +59,9 @@ class SparseTensor:
         ds = self.dense_shape
         if ds.op.type == "Const":
             return TensorShape([int(d) for d in ds.op.attrs["value"]])
+        default = ds.op.inputs[0].op if ds.op.type == "PlaceholderWithDefault" else None
+        if default is not None and default.type == "Const":  # a sparse_placeholder's given shape
+            return TensorShape([None if int(d) < 0 else int(d) for d in default.attrs["value"]])
         rank = ds._shape[0] if ds._shape else None
         return TensorShape(None if rank is None else [None] * rank)
 

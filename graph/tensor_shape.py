@@ -8,6 +8,27 @@ from typing import Any
 from . import shapes as S
 
 
+class Dimension(int):
+    """A known dimension of a TensorShape: an int that also answers TF1's ``.value`` (programs
+    write ``x.get_shape()[1].value``). An unknown dimension stays None."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"Dimension({int(self)})"
+
+    def __str__(self) -> str:
+        return str(int(self))
+
+
+def _dimension(d: int | None) -> Dimension | None:
+    return None if d is None else Dimension(d)
+
+
 class TensorShape:
     """A static shape; ``dims`` is None when the rank is unknown. Compares equal to tuples/lists."""
 
@@ -46,12 +67,14 @@ class TensorShape:
     def __iter__(self) -> Iterator[int | None]:
         if self.dims is None:
             raise ValueError("cannot iterate an unknown TensorShape")
-        return iter(self.dims)
+        return iter([_dimension(d) for d in self.dims])
 
     def __getitem__(self, i: Any) -> Any:
         if self.dims is None:
             return None
-        return self.dims[i]
+        if isinstance(i, slice):
+            return self.dims[i]
+        return _dimension(self.dims[i])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TensorShape):

@@ -13,6 +13,8 @@ variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
     git clone https://github.com/hunkim/DeepLearningZeroToAll       $DIR/hunkim+DeepLearningZeroToAll
     git clone https://github.com/instillai/TensorFlow-Course $DIR/instillai+TensorFlow-Course
     git -C $DIR/instillai+TensorFlow-Course checkout 9da3c0a94303c3c29deacb42290665ce5cbd3519
+    git clone https://github.com/nfmcclure/tensorflow_cookbook $DIR/nfmcclure+tensorflow_cookbook
+    git -C $DIR/nfmcclure+tensorflow_cookbook checkout d998edfe7df11177df2ea17814be7bd6193788c9
     python scripts/tf1_programs.py --source $DIR
 
 Two single files of TensorFlow's own r1.x tutorials go at their paths under ``$DIR/tensorflow+tensorflow``
@@ -33,7 +35,8 @@ compared at the last step both sides reached.
 Judging a match (``Metric.kind``): ``accuracy``, antcolony's within 0.05 of TF's or above it
 (``percent``: the same in percent, 5 points);
 ``loss``, antcolony's at most 25 % (or 0.05) above TF's; ``band``, within 25 % (or 0.05) either
-way (GAN losses, which are not minimised); ``output``, the same printed lines.
+way (GAN losses, which are not minimised); ``output``, the same printed lines; ``runs``, both sides run to
+the end (a program that prints only random draws, or nothing but plots).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ HUN = "hunkim+DeepLearningZeroToAll"
 TFT = "tensorflow+tensorflow"  # single files of r1.x, each at the commit its table row names
 TFM = "tensorflow+models"
 INS = "instillai+TensorFlow-Course"  # at 9da3c0a9 (2018, its TF1 codes/ tree)
+NFM = "nfmcclure+tensorflow_cookbook"  # at d998edfe (2019, TF 1.x recipes on numpy data and iris)
 
 IMPORTS = {
     "antcolony": "import antcolony.compat.v1 as tf",
@@ -95,7 +99,7 @@ class Metric:
     """A printed figure: ``pattern`` has a ``value`` group and, for progress lines, a ``key``."""
 
     pattern: str
-    kind: str  # accuracy | loss | band | output
+    kind: str  # accuracy | loss | band | output | runs
     # progress lines without a key of their own, keyed by their position, so a run stopped by its
     # time limit is compared at the last line both sides printed
     numbered: bool = False
@@ -120,6 +124,7 @@ def _acc_or_loss(*extra: Metric) -> tuple[Metric, ...]:
 
 
 OUTPUT = (Metric(r"^(?P<value>.+)$", "output"),)
+RUNS = (Metric(r"^(?P<value>.+)$", "runs"),)
 GAN_STEP = (Metric(r"^Step (?P<key>\d+): Generator Loss: \S+, Discriminator Loss: (?P<value>\S+)", "band"),)
 V1 = "tensorflow_v1/examples/"
 MOR_DIR = "tutorial-contents/"
@@ -163,6 +168,45 @@ HUNKIM_LABS = [
     "11-X-mnist_cnn_low_memory", "12-1-hello-rnn", "12-2-char-seq-rnn", "12-3-char-seq-softmax-only",
     "12-4-rnn_long_char", "12-5-rnn_stock_prediction", "13-1-mnist_using_scope", "13-2-mnist_tensorboard",
     "13-3-mnist_save_restore",
+]  # fmt: skip
+# nfmcclure's recipes print their progress as "Loss = ...", "Step #N A = [[...]]"; many draw their
+# data with numpy unseeded, so figures are compared within the band, not to the digit.
+NFM_LOSS = (Metric(r"^(?:Train )?Loss = \[*(?P<value>-?[0-9.]+(?:e[-+]?\d+)?)\]*$", "loss", numbered=True),)
+NFM_PROGRAMS = [
+    Program(NFM, "01_Introduction/02_Creating_and_Using_Tensors/02_tensors.py", OUTPUT, label="nfm 01-02 tensors"),
+    Program(NFM, "01_Introduction/03_Using_Variables_and_Placeholders/03_placeholders.py", RUNS, label="nfm 01-03 placeholders"),
+    Program(NFM, "01_Introduction/04_Working_with_Matrices/04_matrices.py", RUNS, label="nfm 01-04 matrices"),
+    Program(NFM, "01_Introduction/05_Declaring_Operations/05_operations.py", OUTPUT, label="nfm 01-05 operations"),
+    Program(NFM, "01_Introduction/06_Implementing_Activation_Functions/06_activation_functions.py", (Metric(r"^\[ *(?P<value>-?[0-9.]+)", "band", numbered=True),), label="nfm 01-06 activations"),
+    Program(NFM, "02_TensorFlow_Way/01_Operations_as_a_Computational_Graph/01_operations_on_a_graph.py", OUTPUT, label="nfm 02-01 graph"),
+    Program(NFM, "02_TensorFlow_Way/02_Layering_Nested_Operations/02_layering_nested_operations.py", OUTPUT, label="nfm 02-02 nested"),
+    Program(NFM, "02_TensorFlow_Way/03_Working_with_Multiple_Layers/03_multiple_layers.py", RUNS, label="nfm 02-03 layers"),
+    Program(NFM, "02_TensorFlow_Way/04_Implementing_Loss_Functions/04_loss_functions.py", OUTPUT, label="nfm 02-04 losses"),
+    Program(NFM, "02_TensorFlow_Way/05_Implementing_Back_Propagation/05_back_propagation.py", (Metric(r"^Ending Accuracy = (?P<value>\S+)", "accuracy"),), label="nfm 02-05 backprop"),
+    Program(NFM, "02_TensorFlow_Way/06_Working_with_Batch_and_Stochastic_Training/06_batch_stochastic_training.py", (Metric(r"^Step #(?P<key>\d+) A = \[\[(?P<value>\S+)\]\]", "band"),), label="nfm 02-06 batch"),
+    Program(NFM, "02_TensorFlow_Way/07_Combining_Everything_Together/07_combining_everything_together.py", (Metric(r"^Step #(?P<key>\d+) A = \[\[(?P<value>\S+)\]\]", "band"),), label="nfm 02-07 combining"),
+    Program(NFM, "02_TensorFlow_Way/08_Evaluating_Models/08_evaluating_models.py", (Metric(r"^Accuracy on test set: (?P<value>\S+)", "accuracy"),), label="nfm 02-08 evaluating"),
+    Program(NFM, "03_Linear_Regression/01_Using_the_Matrix_Inverse_Method/01_lin_reg_inverse.py", (Metric(r"^slope: (?P<value>\S+)", "band"),), label="nfm 03-01 inverse"),
+    Program(NFM, "03_Linear_Regression/02_Implementing_a_Decomposition_Method/02_lin_reg_decomposition.py", (Metric(r"^slope: (?P<value>\S+)", "band"),), label="nfm 03-02 decomposition"),
+    Program(NFM, "03_Linear_Regression/03_TensorFlow_Way_of_Linear_Regression/03_lin_reg_tensorflow_way.py", NFM_LOSS, label="nfm 03-03 tf way"),
+    Program(NFM, "03_Linear_Regression/04_Loss_Functions_in_Linear_Regressions/04_lin_reg_l1_vs_l2.py", RUNS, label="nfm 03-04 l1 vs l2"),  # its L2 half diverges on both sides
+    Program(NFM, "03_Linear_Regression/05_Implementing_Deming_Regression/05_deming_regression.py", NFM_LOSS, label="nfm 03-05 deming"),
+    Program(NFM, "03_Linear_Regression/06_Implementing_Lasso_and_Ridge_Regression/06_lasso_and_ridge_regression.py", NFM_LOSS, label="nfm 03-06 lasso ridge"),
+    Program(NFM, "03_Linear_Regression/07_Implementing_Elasticnet_Regression/07_elasticnet_regression.py", NFM_LOSS, label="nfm 03-07 elasticnet"),
+    Program(NFM, "04_Support_Vector_Machines/02_Working_with_Linear_SVMs/02_linear_svm.py", NFM_LOSS, label="nfm 04-02 linear svm"),
+    Program(NFM, "04_Support_Vector_Machines/03_Reduction_to_Linear_Regression/03_support_vector_regression.py", (Metric(r"^Test Loss = (?P<value>\S+)", "loss"),), label="nfm 04-03 svr"),
+    Program(NFM, "04_Support_Vector_Machines/04_Working_with_Kernels/04_svm_kernels.py", NFM_LOSS, label="nfm 04-04 kernels"),
+    Program(NFM, "04_Support_Vector_Machines/05_Implementing_Nonlinear_SVMs/05_nonlinear_svm.py", NFM_LOSS, label="nfm 04-05 nonlinear svm"),
+    Program(NFM, "04_Support_Vector_Machines/06_Implementing_Multiclass_SVMs/06_multiclass_svm.py", NFM_LOSS, label="nfm 04-06 multiclass svm"),
+    Program(NFM, "05_Nearest_Neighbor_Methods/03_Working_with_Text_Distances/03_text_distances.py", OUTPUT, label="nfm 05-03 text distances"),
+    Program(NFM, "05_Nearest_Neighbor_Methods/05_An_Address_Matching_Example/05_address_matching.py", RUNS, label="nfm 05-05 address matching"),
+    Program(NFM, "06_Neural_Networks/02_Implementing_an_Operational_Gate/02_gates.py", (Metric(r" = (?P<value>-?[0-9.]+)$", "band", numbered=True),), label="nfm 06-02 gates"),
+    Program(NFM, "06_Neural_Networks/03_Working_with_Activation_Functions/03_activation_functions.py", (Metric(r"^sigmoid = (?P<value>\S+) relu", "band", numbered=True),), label="nfm 06-03 activations"),
+    Program(NFM, "06_Neural_Networks/04_Single_Hidden_Layer_Network/04_single_hidden_layer_network.py", (Metric(r"^Generation: (?P<key>\d+)\. Loss = (?P<value>\S+)", "loss"),), label="nfm 06-04 hidden layer"),
+    Program(NFM, "06_Neural_Networks/05_Implementing_Different_Layers/05_implementing_different_layers.py", RUNS, label="nfm 06-05 layers"),
+    Program(NFM, "11_More_with_TensorFlow/02_Working_with_a_Genetic_Algorithm/02_genetic_algorithm.py", (Metric(r"^Generation: (?P<key>\d+), Best Fitness \(lowest MSE\): (?P<value>\S+)", "band"),), label="nfm 11-02 genetic"),
+    Program(NFM, "11_More_with_TensorFlow/03_Clustering_Using_KMeans/03_k_means.py", (Metric(r"^Accuracy: (?P<value>\S+)", "accuracy"),), label="nfm 11-03 k-means"),
+    Program(NFM, "11_More_with_TensorFlow/04_Solving_A_System_of_ODEs/04_solving_ode_system.py", RUNS, label="nfm 11-04 ode"),
 ]  # fmt: skip
 PROGRAMS = [
     Program(AYM, V1 + "1_Introduction/helloworld.py", OUTPUT),
@@ -239,6 +283,19 @@ PROGRAMS = [
     Program(INS, "codes/1-basics/basic_math_operations/code/basic_math_operation.py", OUTPUT, label="instillai basic_math_operation"),
     Program(INS, "codes/2-basics_in_machine_learning/linear_svm/code/linear_svm.py", (Metric(r"^Step #(?P<key>\d+), training accuracy= % \S+, testing accuracy= % (?P<value>\S+)", "percent"),), label="instillai linear_svm"),
     Program(INS, "codes/2-basics_in_machine_learning/multiclass_svm/code/multiclass_svm.py", (Metric(r"^Step #(?P<key>\d+), Loss= \S+, training accuracy= \S+, testing accuracy= (?P<value>\S+)", "accuracy"),), label="instillai multiclass_svm"),
+    Program(MOR, MOR_DIR + "204_activation.py", RUNS),
+    Program(MOR, MOR_DIR + "301_simple_regression.py", RUNS),
+    Program(MOR, MOR_DIR + "302_simple_classification.py", RUNS),
+    Program(MOR, MOR_DIR + "304_optimizer.py", RUNS),
+    Program(MOR, MOR_DIR + "305_tensorboard.py", RUNS),
+    Program(MOR, MOR_DIR + "403_RNN_regression.py", RUNS),
+    Program(MOR, MOR_DIR + "406_GAN.py", RUNS),
+    Program(MOR, MOR_DIR + "406_conditional_GAN.py", RUNS),
+    Program(MOR, MOR_DIR + "501_dropout.py", RUNS),
+    Program(MOR, MOR_DIR + "502_batch_normalization.py", OUTPUT),
+    Program(NLI, "06_autoencoder.py", (Metric(r"^(?P<key>\d+) (?P<value>[0-9.]+)$", "loss"),)),
+    Program(HUN, "lab-03-1-minimizing_cost_show_graph.py", RUNS),
+    *NFM_PROGRAMS,
 ]  # fmt: skip
 
 
@@ -364,6 +421,8 @@ def judge(kind: str, ours: str, theirs: str) -> bool:
 def compare(program: Program, ours: Run, theirs: Run) -> tuple[bool, str, str, str]:
     """(match, what TF gave, what antcolony gave, the key compared) on the first metric both have."""
     for metric in program.metrics:
+        if metric.kind == "runs":
+            return ours.status == theirs.status == "ok", theirs.status, ours.status, "end"
         a, t = figures(metric, ours.stdout), figures(metric, theirs.stdout)
         if metric.kind == "output" and not a and not t and ours.status == theirs.status == "ok":
             return (
@@ -401,7 +460,7 @@ def compare_seeds(program: Program, runs: dict[str, list[Run]], last: int) -> di
     (25 % or 0.05) of TF's median.
     """
     for metric in program.metrics:
-        if metric.kind == "output":
+        if metric.kind in ("output", "runs"):
             continue
         per_run = {side: [figures(metric, r.stdout) for r in rs] for side, rs in runs.items()}
         all_figs = [f for figs in per_run.values() for f in figs]

@@ -27,11 +27,11 @@ def test_the_readme_example_runs_and_fits_the_weights(tmp_path):
 
 
 def test_ci_runs_the_readme_test_command():
-    """CI installs the README's extras, those the differential (tf1) and cluster (ray) tests need
-    included, so none of them skips there."""
+    """CI installs the README's extras, those the differential (tf1), cluster (ray) and image
+    codec (image) tests need included, so none of them skips there."""
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    extras = "test,examples,tf1,ray"
+    extras = "test,examples,tf1,ray,image"
     assert f"pip install -e '.[{extras}]' && python -m pytest -q" in readme
     assert f"pip install -q -e '.[{extras}]'" in ci and "python -m pytest -q" in ci
 

@@ -36,8 +36,11 @@ class QueueResource:
     #: counted as one element when a node weighs its inputs (as a variable reference)
     size = 1
 
-    def __init__(self, name: str, capacity: int, min_after_dequeue: int = 0, rng: Any = None) -> None:
+    def __init__(
+        self, name: str, capacity: int, min_after_dequeue: int = 0, rng: Any = None, pads: bool = False
+    ) -> None:
         self.name = name
+        self.pads = pads  # a PaddingFIFOQueue: batches pad each component to their longest
         self.capacity = capacity
         self._keep = min_after_dequeue
         self._rng = rng  # None: first in, first out
@@ -163,8 +166,23 @@ def queues_of(resources: Any) -> dict[str, Any]:
     return table
 
 
-def stacked(elements: list[tuple[Any, ...]], shapes: list[Any], dtypes: list[Any]) -> tuple[np.ndarray, ...]:
-    """Dequeued elements as one array per component, the batch axis first."""
+def stacked(
+    elements: list[tuple[Any, ...]], shapes: list[Any], dtypes: list[Any], pad: bool = False
+) -> tuple[np.ndarray, ...]:
+    """Dequeued elements as one array per component, the batch axis first; with ``pad``, each
+    component padded at the end of every axis to the batch's longest (zeros, b"" for strings)."""
+    if elements and pad:
+        return tuple(_padded([e[i] for e in elements], d) for i, d in enumerate(dtypes))
     if elements:
         return tuple(np.stack([e[i] for e in elements]).astype(d, copy=False) for i, d in enumerate(dtypes))
     return tuple(np.zeros((0, *(s or ())), dtype=d) for s, d in zip(shapes, dtypes))
+
+
+def _padded(parts: list[Any], dtype: Any) -> np.ndarray:
+    arrays = [np.asarray(p) for p in parts]
+    longest = tuple(max(sizes) for sizes in zip(*(a.shape for a in arrays)))
+    out = np.full((len(arrays), *longest), b"" if np.dtype(dtype) == object else 0, dtype=dtype)
+    for i, a in enumerate(arrays):
+        region: tuple[int | slice, ...] = (i, *(slice(0, n) for n in a.shape))
+        out[region] = a
+    return out

@@ -36,6 +36,11 @@ def _fifo(ctx: KernelContext) -> Compute:
     return _shared(ctx, lambda: QueueResource(ctx.op.name, ctx.attr("capacity")))
 
 
+@register_kernel("PaddingFIFOQueueV2", devices=_CPU, aliasing=Aliasing.HELD)
+def _padding_fifo(ctx: KernelContext) -> Compute:
+    return _shared(ctx, lambda: QueueResource(ctx.op.name, ctx.attr("capacity"), pads=True))
+
+
 @register_kernel("RandomShuffleQueueV2", devices=_CPU, aliasing=Aliasing.HELD)
 def _shuffle(ctx: KernelContext) -> Compute:
     op = ctx.op
@@ -108,7 +113,8 @@ def _dequeue_kernel(ctx: KernelContext, up_to: bool) -> Compute:
         count = int(n)
         if count < 0:
             raise InvalidArgumentError(None, op, f"{op.name}: cannot dequeue {count} elements")
-        out = stacked(_queue(handle, op).dequeue(count, op, up_to), shapes, types)
+        queue = _queue(handle, op)
+        out = stacked(queue.dequeue(count, op, up_to), shapes, types, queue.pads)
         return out[0] if len(out) == 1 else out
 
     def _one(element: tuple[Any, ...]) -> Any:

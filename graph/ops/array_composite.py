@@ -19,7 +19,8 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
-from ..op_builder import _is_symbolic, convert_to_tensor
+from ..op_builder import _is_symbolic, convert_to_tensor, make_op
+from . import squeeze_op as _squeeze_op  # noqa: F401 - registers the Squeeze op
 from .array import concat, expand_dims, fill, reshape, transpose, unstack_op
 from .array import one_hot as _one_hot
 from .constant import constant
@@ -63,11 +64,14 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None, squeeze_dims:
     """Remove dimensions of size 1 (all of them, or those in ``axis``)."""
     x = convert_to_tensor(input)
     ax = resolve(axis, squeeze_dims, "axis", "squeeze_dims")
+    if x._shape is None:  # unknown rank: which dimensions go is known only when it runs
+        listed = [] if ax is None else [int(a) for a in ([ax] if isinstance(ax, int) else ax)]
+        return make_op("Squeeze", [x], {"squeeze_dims": listed}, name or "Squeeze").outputs[0]
     shape = _known(x, "squeeze")
     if ax is None:
         drop = {i for i, d in enumerate(shape) if d == 1}
-        if any(d is None for d in shape):
-            raise GraphError(f"squeeze without axis needs every dimension of {x.name} known, got {x.shape}")
+        if any(d is None for d in shape):  # which dimensions are 1 is known only when it runs
+            return make_op("Squeeze", [x], {"squeeze_dims": []}, name or "Squeeze").outputs[0]
     else:
         drop = {S.normalize_axis(a, len(shape), x.name) for a in ([ax] if isinstance(ax, int) else ax)}
         for i in drop:
@@ -75,7 +79,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None, squeeze_dims:
                 raise GraphError(f"squeeze: dimension {i} of {x.name} has size {shape[i]}, not 1")
     kept = [d for i, d in enumerate(shape) if i not in drop]
     if sum(d is None for d in kept) > 1:
-        raise GraphError(f"squeeze: {x.name} (shape {x.shape}) keeps more than one unknown dimension")
+        return make_op("Squeeze", [x], {"squeeze_dims": sorted(drop)}, name or "Squeeze").outputs[0]
     return reshape(x, [-1 if d is None else d for d in kept], name=name or "Squeeze")
 
 

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from .image_codecs import (
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+)
 from .image_color import (
     adjust_brightness,
     adjust_contrast,
@@ -62,6 +71,13 @@ __all__ = [
     "central_crop",
     "convert_image_dtype",
     "crop_to_bounding_box",
+    "decode_bmp",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_jpeg",
+    "encode_png",
     "flip_left_right",
     "flip_up_down",
     "grayscale_to_rgb",

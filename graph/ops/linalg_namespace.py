@@ -11,6 +11,9 @@ from .linalg import matrix_inverse as inv
 from .linalg import matrix_solve as solve
 from .linalg import matrix_triangular_solve as triangular_solve
 from .linalg_decomp import cholesky, qr, svd
+from .linalg_eigh import cross, logdet, matvec
+from .linalg_eigh import self_adjoint_eig as eigh
+from .linalg_eigh import self_adjoint_eigvals as eigvalsh
 from .linalg_structure import adjoint, matrix_transpose, norm, tensor_diag, tensor_diag_part, trace
 from .linalg_structure import matrix_band_part as band_part
 from .linalg_structure import matrix_diag as diag
@@ -24,16 +27,21 @@ __all__ = [
     "adjoint",
     "band_part",
     "cholesky",
+    "cross",
     "det",
     "diag",
     "diag_part",
+    "eigh",
+    "eigvalsh",
     "einsum",
     "eye",
     "global_norm",
     "inv",
     "l2_normalize",
+    "logdet",
     "matmul",
     "matrix_transpose",
+    "matvec",
     "norm",
     "qr",
     "set_diag",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .activations import softplus, softsign
+from .array_extra import accumulate_n, invert_permutation
 from .math import (
     abs,
     add,
@@ -104,6 +105,7 @@ from .trigonometry import cos, sin
 
 __all__ = [
     "abs",
+    "accumulate_n",
     "acos",
     "acosh",
     "add",
@@ -137,6 +139,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "in_top_k",
+    "invert_permutation",
     "is_finite",
     "is_inf",
     "is_nan",

@@ -41,9 +41,14 @@ def _thresholds(num_thresholds: int, thresholds: Sequence[float] | None) -> list
 
 
 def confusion_at_thresholds(
-    labels: Any, predictions: Any, thresholds: list[float], weights: Any
+    labels: Any,
+    predictions: Any,
+    thresholds: list[float],
+    weights: Any,
+    includes: Sequence[str] = ("tp", "fn", "tn", "fp"),
 ) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """Running tp / fn / tn / fp counts per threshold (a prediction is positive above it)."""
+    """Running tp / fn / tn / fp counts per threshold (a prediction is positive above it); only
+    the ``includes`` counts get a variable, as TF1's."""
     p, lab, w = remove_squeezable(
         cast(convert_to_tensor(predictions), dtypes.float32),
         cast(convert_to_tensor(labels), dtypes.bool_),
@@ -64,6 +69,8 @@ def confusion_at_thresholds(
     values: dict[str, Tensor] = {}
     updates: dict[str, Tensor] = {}
     for key, (var_name, hit) in cells.items():
+        if key not in includes:
+            continue
         var = metric_variable([n], dtypes.float32, var_name)
         counted = cast(hit, dtypes.float32)
         if weights_row is not None:

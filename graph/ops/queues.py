@@ -20,9 +20,9 @@ from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .state import _ref_of
 
-__all__ = ["FIFOQueue", "QueueBase", "RandomShuffleQueue", "count_up_to"]
+__all__ = ["FIFOQueue", "PaddingFIFOQueue", "QueueBase", "RandomShuffleQueue", "count_up_to"]
 
-_QUEUE_OPS = ("FIFOQueueV2", "RandomShuffleQueueV2")
+_QUEUE_OPS = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2")
 
 
 def _handle(op: Operation) -> list:
@@ -118,6 +118,8 @@ class QueueBase:
             op.attrs["shared_name"] = op.name
         self._op = op
         self.queue_ref = op.outputs[0]
+        # TF1 names a queue's ops after the queue, in the scope they are made in: fifo_queue_Dequeue
+        self._short = op.name.rsplit("/", 1)[-1]
 
     @property
     def name(self) -> str:
@@ -155,12 +157,17 @@ class QueueBase:
 
     def enqueue(self, vals: Any, name: str | None = None) -> Operation:
         return make_op(
-            "QueueEnqueueV2", [self.queue_ref, *self._components(vals, False)], None, name or "enqueue"
+            "QueueEnqueueV2",
+            [self.queue_ref, *self._components(vals, False)],
+            None,
+            name or f"{self._short}_enqueue",
         )
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
         parts = self._components(vals, True)
-        return make_op("QueueEnqueueManyV2", [self.queue_ref, *parts], None, name or "enqueue_many")
+        return make_op(
+            "QueueEnqueueManyV2", [self.queue_ref, *parts], None, name or f"{self._short}_EnqueueMany"
+        )
 
     def _dequeue(self, op_type: str, inputs: list[Tensor], name: str, **attrs: Any) -> Any:
         spec = {"component_types": self._dtypes, "shapes": self._shapes, **attrs}
@@ -170,23 +177,23 @@ class QueueBase:
         return outs[0] if len(outs) == 1 else list(outs)
 
     def dequeue(self, name: str | None = None) -> Any:
-        return self._dequeue("QueueDequeueV2", [], name or "dequeue")
+        return self._dequeue("QueueDequeueV2", [], name or f"{self._short}_Dequeue")
 
     def dequeue_many(self, n: Any, name: str | None = None) -> Any:
         static = n if isinstance(n, int) else None
         count = convert_to_tensor(n, dtype=dtypes.int32)
-        return self._dequeue("QueueDequeueManyV2", [count], name or "dequeue_many", n=static)
+        return self._dequeue("QueueDequeueManyV2", [count], name or f"{self._short}_DequeueMany", n=static)
 
     def dequeue_up_to(self, n: Any, name: str | None = None) -> Any:
         count = convert_to_tensor(n, dtype=dtypes.int32)
-        return self._dequeue("QueueDequeueUpToV2", [count], name or "dequeue_up_to")
+        return self._dequeue("QueueDequeueUpToV2", [count], name or f"{self._short}_DequeueUpTo")
 
     def close(self, cancel_pending_enqueues: bool = False, name: str | None = None) -> Operation:
         attrs = {"cancel_pending_enqueues": bool(cancel_pending_enqueues)}
-        return make_op("QueueCloseV2", [self.queue_ref], attrs, name or "close")
+        return make_op("QueueCloseV2", [self.queue_ref], attrs, name or f"{self._short}_Close")
 
     def size(self, name: str | None = None) -> Tensor:
-        return make_op("QueueSizeV2", [self.queue_ref], None, name or "size").outputs[0]
+        return make_op("QueueSizeV2", [self.queue_ref], None, name or f"{self._short}_Size").outputs[0]
 
 
 class FIFOQueue(QueueBase):
@@ -203,6 +210,30 @@ class FIFOQueue(QueueBase):
         shared_name: str | None = None,
         name: str = "fifo_queue",
     ) -> None:
+        super().__init__(dtypes, shapes, names, capacity, shared_name, name)
+
+
+class PaddingFIFOQueue(QueueBase):
+    """``tf.PaddingFIFOQueue``: a FIFOQueue whose component shapes may have unknown dimensions;
+    ``dequeue_many`` / ``dequeue_up_to`` pad each component with zeros (b"" for strings) to the
+    batch's longest along every axis. Every component needs a shape of known rank."""
+
+    _op_type = "PaddingFIFOQueueV2"
+
+    def __init__(
+        self,
+        capacity: int,
+        dtypes: Any,
+        shapes: Any,
+        names: Any = None,
+        shared_name: str | None = None,
+        name: str = "padding_fifo_queue",
+    ) -> None:
+        given = _listed(shapes) if shapes is not None else []
+        if len(given) != len(_listed(dtypes)) or any(S.as_shape(s) is None for s in given):
+            raise ValueError(
+                f"PaddingFIFOQueue {name}: shapes must give one shape of known rank per dtype, got {shapes!r}"
+            )
         super().__init__(dtypes, shapes, names, capacity, shared_name, name)
 
 

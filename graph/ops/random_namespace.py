@@ -13,11 +13,18 @@ from .random import random_normal as normal
 from .random import random_shuffle as shuffle
 from .random import random_uniform as uniform
 from .random import truncated_normal
+from .random_more import categorical, multinomial
+from .random_more import random_gamma as gamma
+from .random_more import random_poisson as poisson
 
 __all__ = [
+    "categorical",
     "fixed_unigram_candidate_sampler",
+    "gamma",
     "log_uniform_candidate_sampler",
+    "multinomial",
     "normal",
+    "poisson",
     "set_random_seed",
     "shuffle",
     "truncated_normal",

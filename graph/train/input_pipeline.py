@@ -28,7 +28,7 @@ from ..ops.array import gather
 from ..ops.array_composite import range as range_
 from ..ops.control import identity
 from ..ops.math import cast, multiply
-from ..ops.queues import FIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
+from ..ops.queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
 from ..ops.random import random_shuffle
 from ..ops.summary_ops import scalar
 from ..variables import Variable
@@ -183,14 +183,15 @@ def input_producer(
     cancel_op: Operation | None = None,
 ) -> FIFOQueue:
     """A queue fed with the rows of ``input_tensor`` (shuffled per epoch when ``shuffle``)."""
-    with get_default_graph().name_scope(name or "input_producer"):
+    with get_default_graph().name_scope(name or "input_producer") as scope:
         rows = convert_to_tensor(input_tensor)
         if element_shape is None and rows._shape is not None:
             element_shape = rows._shape[1:]
         if shuffle:
             rows = random_shuffle(rows, seed=seed)
         rows = limit_epochs(rows, num_epochs)
-        queue = FIFOQueue(capacity, [rows.dtype], shapes=[element_shape], shared_name=shared_name)
+        # the queue op takes the scope's own name (input_producer), its ops go inside the scope
+        queue = FIFOQueue(capacity, [rows.dtype], shapes=[element_shape], shared_name=shared_name, name=scope)
         add_queue_runner(QueueRunner(queue, [queue.enqueue_many([rows])], cancel_op=cancel_op))
         _fraction_full(queue, capacity, summary_name)
         return queue
@@ -256,6 +257,8 @@ def _flat(tensors: Any) -> tuple[list[Tensor], Any]:
     if isinstance(tensors, dict):
         keys = sorted(tensors)
         return [convert_to_tensor(tensors[k]) for k in keys], lambda out: dict(zip(keys, out))
+    if isinstance(tensors, (list, tuple)) and len(tensors) == 1:
+        return [convert_to_tensor(tensors[0])], lambda out: out[0]  # TF1 returns a one-list's tensor
     if isinstance(tensors, (list, tuple)):
         return [convert_to_tensor(t) for t in tensors], list
     return [convert_to_tensor(tensors)], lambda out: out[0]
@@ -271,21 +274,25 @@ def _batcher(
     shapes: Any,
     allow_smaller_final_batch: bool,
     name: str,
+    dynamic_pad: bool = False,
 ) -> Any:
-    with get_default_graph().name_scope(name):
+    with get_default_graph().name_scope(name) as scope:
         flat, rebuild = _flat(tensors)
         if shapes is None:
             shapes = [t._shape[1:] if (enqueue_many and t._shape is not None) else t._shape for t in flat]
         for t, s in zip(flat, shapes):
-            if s is None or any(d is None for d in s):
-                raise ValueError(
-                    f"{name}: every tensor needs a fully defined shape (pass shapes=): {t.name} has {s}"
-                )
+            if s is None or (not dynamic_pad and any(d is None for d in s)):
+                need = "a shape of known rank" if dynamic_pad else "a fully defined shape"
+                raise ValueError(f"{name}: every tensor needs {need} (pass shapes=): {t.name} has {s}")
         queue = queue_of([t.dtype for t in flat], list(shapes))
         enqueue = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
         add_queue_runner(QueueRunner(queue, [enqueue] * num_threads))
         _fraction_full(queue, capacity, f"fraction_of_{capacity}_full")
-        out = queue.dequeue_up_to(batch_size) if allow_smaller_final_batch else queue.dequeue_many(batch_size)
+        # the dequeue op takes the scope's own name (batch), as TF1 names it
+        if allow_smaller_final_batch:
+            out = queue.dequeue_up_to(batch_size, name=scope)
+        else:
+            out = queue.dequeue_many(batch_size, name=scope)
         return rebuild(out if isinstance(out, list) else [out])
 
 
@@ -301,15 +308,15 @@ def batch(
     shared_name: str | None = None,
     name: str | None = None,
 ) -> Any:
-    """Batches of ``tensors`` (a list, a dict or one tensor; returned in the same structure)."""
-    if dynamic_pad:
-        raise NotImplementedError(
-            "tf.train.batch(dynamic_pad=True) is not supported; pad the tensors yourself"
-        )
+    """Batches of ``tensors`` (a list, a dict or one tensor; returned in the same structure).
+
+    ``dynamic_pad``: shapes may have unknown dimensions; each batch pads every component with
+    zeros (b"" for strings) to its longest element along them (a PaddingFIFOQueue)."""
+    queue_class = PaddingFIFOQueue if dynamic_pad else FIFOQueue
     return _batcher(
-        lambda types, shapes: FIFOQueue(capacity, types, shapes, shared_name=shared_name),
+        lambda types, shapes: queue_class(capacity, types, shapes, shared_name=shared_name),
         tensors, batch_size, num_threads, capacity, enqueue_many, shapes, allow_smaller_final_batch,
-        name or "batch",
+        name or "batch", dynamic_pad,
     )  # fmt: skip
 
 

@@ -79,6 +79,9 @@ for _pad in ["SAME", "VALID"]:
 T.case("conv3d_dilated_SAME", X, F, **GRAD)(
     lambda tf, x, f: tf.nn.conv3d(x, f, [1, 1, 1, 1, 1], "SAME", dilations=[1, 2, 1, 2, 1])
 )
+T.case("pool_v2_3d", X)(
+    lambda tf, x: [tf.nn.max_pool_v2(x, 2, 2, "SAME"), tf.nn.avg_pool_v2(x, [2, 3, 2], [1, 2, 2], "VALID")]
+)
 T.case("conv3d_unknown_batch", X, F, unknown_batch=True, **GRAD)(
     lambda tf, x, f: tf.nn.relu(tf.nn.conv3d(x, f, [1, 2, 1, 2, 1], "SAME"))
 )

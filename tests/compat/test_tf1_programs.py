@@ -195,3 +195,13 @@ def test_silent_programs_match_on_their_exit_status():
     assert tf1_programs.compare(program, silent, silent)[0]
     assert not tf1_programs.compare(program, failed, silent)[0]
     assert not tf1_programs.compare(program, silent, failed)[0]
+
+
+def test_a_runs_metric_matches_when_both_sides_finish():
+    program = tf1_programs.Program("r", "p.py", tf1_programs.RUNS)
+    random_a = tf1_programs.Run("ok", 1.0, "[[0.3 0.7]]\n")
+    random_b = tf1_programs.Run("ok", 1.0, "[[0.9 0.1]]\n")
+    failed = tf1_programs.Run("failed", 1.0, "", "AttributeError: no attribute 'cross'")
+    assert tf1_programs.compare(program, random_a, random_b)[0]
+    assert not tf1_programs.compare(program, failed, random_b)[0]
+    assert not tf1_programs.compare(program, random_a, failed)[0]

@@ -792,6 +792,13 @@ def _linalg_cases() -> list[Case]:
         Case("Svd values", ("Svd",), lambda x: ac.linalg.svd(x, compute_uv=False), (normal(3, 4),)),
         Case("Svd, sign-free functions of u and v", ("Svd",), _svd_unique, (normal(4, 3),)),
         Case("Svd full of a wide batch", ("Svd",), lambda x: _svd_unique(x, True), (normal(2, 2, 3),)),
+        Case(
+            "SelfAdjointEigV2, values and squared vectors of the lower triangle",
+            ("SelfAdjointEigV2",),
+            lambda x: (lambda ev: [ev[0], ev[1] * ev[1]])(ac.linalg.eigh(x)),
+            (normal(3, 3),),
+        ),
+        Case("Squeeze of unknown dimensions", ("Squeeze",), ac.squeeze, (normal(2, 1, 3),), static=False),
         Case("MatrixDiag", ("MatrixDiag",), ac.linalg.diag, (normal(2, 3),)),
         Case("MatrixDiagPart", ("MatrixDiagPart",), ac.linalg.diag_part, (normal(2, 3, 4),)),
         Case("MatrixSetDiag", ("MatrixSetDiag",), ac.linalg.set_diag, (normal(2, 4, 3), normal(2, 3))),

@@ -13,8 +13,34 @@ from antcolony.api import *  # noqa: F403 - the graph API, the same objects as `
 from antcolony.api import __all__ as _api_names
 from antcolony.config.config_proto import ConfigProto, GPUOptions
 from antcolony.graph.default_session import get_default_session
+from antcolony.graph.dtypes import float16 as half
+from antcolony.graph.dtypes import float64 as double
+from antcolony.graph.dtypes import uint16, uint32, uint64
 from antcolony.graph.gradients import not_differentiable as NotDifferentiable
+from antcolony.graph.gradients import not_differentiable as no_gradient
 from antcolony.graph.gradients import register_gradient as RegisterGradient
+from antcolony.graph.initializers_more import orthogonal_initializer, uniform_unit_scaling_initializer
+from antcolony.graph.ops.array_extra import (
+    accumulate_n,
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    dimension_value,
+    invert_permutation,
+    is_tensor,
+    repeat,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    unravel_index,
+    where_v2,
+)
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_add as tensor_scatter_add
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scatter_sub
+from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
+from antcolony.graph.ops.edit_distance import edit_distance
+from antcolony.graph.ops.file_ops import matching_files
+from antcolony.graph.ops.image_codecs import read_file, write_file
+from antcolony.graph.ops.linalg_eigh import cross, self_adjoint_eig, self_adjoint_eigvals
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
@@ -22,7 +48,14 @@ from antcolony.graph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
-from antcolony.graph.ops.queues import FIFOQueue, QueueBase, RandomShuffleQueue, count_up_to
+from antcolony.graph.ops.queues import (
+    FIFOQueue,
+    PaddingFIFOQueue,
+    QueueBase,
+    RandomShuffleQueue,
+    count_up_to,
+)
+from antcolony.graph.ops.random_more import multinomial, random_gamma, random_poisson
 from antcolony.graph.ops.readers import (
     ReaderBase,
     TextLineReader,
@@ -30,8 +63,20 @@ from antcolony.graph.ops.readers import (
     WholeFileReader,
     decode_csv,
 )
+from antcolony.graph.ops.sparse_more import (
+    sparse_add,
+    sparse_placeholder,
+    sparse_reduce_max,
+    sparse_reduce_sum,
+    sparse_reorder,
+    sparse_retain,
+    sparse_tensor_dense_matmul,
+    sparse_to_dense,
+    sparse_transpose,
+)
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
+from antcolony.graph.template import make_template
 
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
@@ -67,6 +112,7 @@ __all__ = [
     "GPUOptions",
     "InteractiveSession",
     "NotDifferentiable",
+    "PaddingFIFOQueue",
     "QueueBase",
     "RandomShuffleQueue",
     "ReaderBase",
@@ -78,32 +124,75 @@ __all__ = [
     "TextLineReader",
     "VarLenFeature",
     "WholeFileReader",
+    "accumulate_n",
     "app",
+    "broadcast_dynamic_shape",
+    "broadcast_static_shape",
     "compat",
+    "count_up_to",
+    "cross",
+    "decode_csv",
+    "dimension_value",
     "disable_control_flow_v2",
     "disable_eager_execution",
     "disable_resource_variables",
     "disable_tensor_equality",
     "disable_v2_behavior",
     "disable_v2_tensorshape",
+    "double",
+    "edit_distance",
     "enable_eager_execution",
     "enable_v2_behavior",
-    "executing_eagerly",
-    "count_up_to",
-    "decode_csv",
     "errors",
+    "executing_eagerly",
     "flags",
     "get_default_session",
     "gfile",
     "graph_util",
+    "half",
+    "invert_permutation",
     "io",
+    "is_tensor",
     "logging",
+    "make_template",
+    "matching_files",
+    "multinomial",
+    "no_gradient",
+    "orthogonal_initializer",
     "parse_example",
     "parse_single_example",
     "print",
     "python_io",
+    "random_gamma",
+    "random_poisson",
+    "read_file",
+    "repeat",
+    "self_adjoint_eig",
+    "self_adjoint_eigvals",
     "sparse",
+    "sparse_add",
+    "sparse_placeholder",
+    "sparse_reduce_max",
+    "sparse_reduce_sum",
+    "sparse_reorder",
+    "sparse_retain",
+    "sparse_tensor_dense_matmul",
     "sparse_tensor_to_dense",
+    "sparse_to_dense",
+    "sparse_transpose",
+    "tensor_scatter_add",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
+    "tensor_scatter_sub",
+    "tensor_scatter_update",
     "test",
     "train",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uniform_unit_scaling_initializer",
+    "unravel_index",
+    "where_v2",
+    "write_file",
 ]

@@ -13,6 +13,18 @@ from antcolony.devices.data.tfrecord import (
     tf_record_iterator,
 )
 from antcolony.graph.graph_def import import_graph_def as _import_graph_def
+from antcolony.graph.ops.file_ops import match_filenames_once, matching_files
+from antcolony.graph.ops.image_codecs import (
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    read_file,
+    write_file,
+)
 from antcolony.graph.ops.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
@@ -26,9 +38,20 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_bmp",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_jpeg",
+    "encode_png",
+    "match_filenames_once",
+    "matching_files",
     "parse_example",
     "parse_single_example",
+    "read_file",
     "tf_record_iterator",
+    "write_file",
     "write_graph",
 ]
 

@@ -34,6 +34,7 @@ from antcolony.actors.blocking.session_run_hook import (
 )
 from antcolony.actors.blocking.summary_hooks import StepCounterHook, SummarySaverHook
 from antcolony.actors.blocking.supervisor import Supervisor
+from antcolony.compat.v1._train_more import batch_join, global_step, match_filenames_once, shuffle_batch_join
 from antcolony.compat.v1.io import write_graph
 from antcolony.graph.train.input_pipeline import (
     QueueRunner,
@@ -80,10 +81,14 @@ __all__ = [
     "WorkerSessionCreator",
     "add_queue_runner",
     "batch",
+    "batch_join",
+    "global_step",
     "input_producer",
     "limit_epochs",
+    "match_filenames_once",
     "range_input_producer",
     "shuffle_batch",
+    "shuffle_batch_join",
     "slice_input_producer",
     "start_queue_runners",
     "string_input_producer",
