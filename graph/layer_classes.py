@@ -16,6 +16,7 @@ from antcolony.errors import GraphError
 
 from .batch_norm_layer import batch_normalization
 from .conv1d_layers import average_pooling1d, conv1d, max_pooling1d
+from .conv3d_layers import average_pooling3d, conv3d, conv3d_transpose, max_pooling3d
 from .conv_layers import average_pooling2d, conv2d, conv2d_transpose, max_pooling2d
 from .core import get_default_graph
 from .graph_keys import GraphKeys
@@ -26,16 +27,20 @@ from .variable_scope import VariableScope
 __all__ = [
     "AveragePooling1D",
     "AveragePooling2D",
+    "AveragePooling3D",
     "BatchNormalization",
     "Conv1D",
     "Conv2D",
     "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
     "Dense",
     "Dropout",
     "Flatten",
     "Layer",
     "MaxPooling1D",
     "MaxPooling2D",
+    "MaxPooling3D",
 ]
 
 
@@ -168,6 +173,20 @@ AveragePooling1D = _named_class(
 AveragePooling2D = _named_class(
     "AveragePooling2D",
     _layer(average_pooling2d, ("pool_size", "strides", "padding"), "tf.layers.AveragePooling2D."),
+)
+Conv3D = _named_class(
+    "Conv3D", _layer(conv3d, ("filters", "kernel_size", "strides", "padding"), "tf.layers.Conv3D.")
+)
+Conv3DTranspose = _named_class(
+    "Conv3DTranspose",
+    _layer(conv3d_transpose, ("filters", "kernel_size", "strides", "padding"), "tf.layers.Conv3DTranspose."),
+)
+MaxPooling3D = _named_class(
+    "MaxPooling3D", _layer(max_pooling3d, ("pool_size", "strides", "padding"), "tf.layers.MaxPooling3D.")
+)
+AveragePooling3D = _named_class(
+    "AveragePooling3D",
+    _layer(average_pooling3d, ("pool_size", "strides", "padding"), "tf.layers.AveragePooling3D."),
 )
 Flatten = _named_class("Flatten", _layer(flatten, (), "tf.layers.Flatten."))
 Dropout = _named_class(

@@ -143,6 +143,19 @@ for _pad in ["same", "valid"]:
     )
 
 
+def _classes(tf, x):
+    """The class layers, each object applied twice (the second call shares its weights)."""
+    conv = tf.layers.Conv3D(2, (2, 3, 2), padding="same", kernel_initializer=_init("c1", 2, 3, 2, 3, 2)(tf))
+    up = tf.layers.Conv3DTranspose(3, 2, strides=(2, 1, 2), kernel_initializer=_init("c2", 2, 2, 2, 3, 2)(tf))
+    pool, avg = tf.layers.MaxPooling3D(2, 2, padding="same"), tf.layers.AveragePooling3D((2, 2, 3), 1)
+    a = conv(x)
+    b = conv(tf.nn.relu(x))
+    return [a, b, up(a), up(b), pool(a), avg(b)]
+
+
+T.case("layers.classes_3d", X, unknown_batch=True, grad_atol=1e-4, marks=(needs_tf_layers,))(_classes)
+
+
 @pytest.mark.parametrize("case", T.params())
 def test_matches_tf1(case: Case) -> None:
     compare(case)
