@@ -6,7 +6,7 @@ pooling as one pass per window tap over (N, od, oh, ow, C) views. NCDHW runs thr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -290,16 +290,43 @@ def _max_pool3d_grad(ctx: KernelContext) -> Compute:
         _check_pooled(ctx, dy, want, "grad")
         xpad = _padded(xp, x, geo, -np.inf)
         dxp = xp.zeros(xpad.shape, dtype=dy.dtype)
-        # the first maximum of each window in (depth, row, column) order takes its gradient:
-        # ``open_`` marks the windows no earlier tap took; a hit is open, so ``^=`` clears it
-        open_ = xp.ones(y.shape, dtype=bool)
-        hit = xp.empty(y.shape, dtype=bool)
-        for t in _taps(geo):
-            xp.equal(_tap(xpad, geo, t), y, out=hit)
-            hit &= open_
+        # the first maximum of each window in (depth, row, column) order takes its gradient
+        for t, hit in _first_maxima(xp, xpad, y, geo):
             _tap(dxp, geo, t)[...] += dy * hit
-            open_ ^= hit
         return _from_ndhwc(xp, _unpadded(dxp, geo, (x.shape[1], x.shape[2], x.shape[3])), fmt)
+
+    return compute
+
+
+def _first_maxima(xp: Any, xpad: Any, y: Any, geo: Geo) -> Iterator[tuple[tuple[int, int, int], Any]]:
+    """Per window tap, a (N, od, oh, ow, C) mask of the windows whose first maximum in (depth,
+    row, column) order it is: ``open_`` marks the windows no earlier tap took; a hit is open, so
+    ``^=`` clears it."""
+    open_ = xp.ones(y.shape, dtype=bool)
+    for t in _taps(geo):
+        hit = xp.equal(_tap(xpad, geo, t), y)
+        hit &= open_
+        open_ ^= hit
+        yield t, hit
+
+
+@register_kernel("MaxPool3DGradGrad", expensive=True)
+def _max_pool3d_grad_grad(ctx: KernelContext) -> Compute:
+    xp, fmt, ksize = ctx.xp, ctx.op.attrs["data_format"], _ksize(ctx)
+
+    def compute(x: Any, y: Any, g: Any) -> Any:
+        x, y, g = _to_ndhwc(x, fmt), _to_ndhwc(y, fmt), _to_ndhwc(g, fmt)
+        geo = _geometry(ctx, x.shape, ksize)
+        _check_pooled(ctx, y, (x.shape[0], *(q[3] for q in geo), x.shape[4]), "orig_output")
+        if g.shape != x.shape:
+            raise InvalidArgumentError(
+                None, ctx.op, f"grad of shape {tuple(g.shape)} must have orig_input's shape {tuple(x.shape)}"
+            )
+        xpad, gpad = _padded(xp, x, geo, -np.inf), _padded(xp, g, geo)
+        out = xp.zeros(y.shape, dtype=g.dtype)
+        for t, hit in _first_maxima(xp, xpad, y, geo):
+            out += _tap(gpad, geo, t) * hit
+        return _from_ndhwc(xp, out, fmt)
 
     return compute
 

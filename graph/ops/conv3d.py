@@ -2,7 +2,7 @@
 ``Conv3DBackprop*V2`` ops), ``MaxPool3D`` (gradient ``MaxPool3DGrad``: the first maximum of each
 window in (depth, row, column) order takes the window's gradient, as TF's default oneDNN CPU
 kernel; its Eigen kernel, which TF runs when it folds constants, gives every tied maximum the
-gradient) and ``AvgPool3D`` (gradient
+gradient; its own gradient ``MaxPool3DGradGrad`` reads the gradient at those maxima) and ``AvgPool3D`` (gradient
 ``AvgPool3DGrad``; SAME padding is not counted in the mean).
 
 Attrs are TF's: ``strides``, ``dilations``, ``ksize`` as 5-vectors in ``data_format`` order
@@ -23,6 +23,7 @@ from ..core import Operation, Tensor
 from ..gradients import register_gradient
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
 from ..registry import register_op
+from .array import zeros_like
 from .conv import shape_of, static_sizes
 from .conv_geometry import axis_geometry
 
@@ -206,6 +207,14 @@ def _max_pool3d_grad_shape(op: Operation) -> list:
     return [(dy.dtype, x._shape)]
 
 
+@register_op("MaxPool3DGradGrad")
+def _max_pool3d_grad_grad_shape(op: Operation) -> list:
+    x, y, g = op.inputs
+    _check(op, ("ksize", "strides"))
+    _float(op, x, y, g)
+    return [(g.dtype, y._shape)]
+
+
 @register_op("AvgPool3DGrad")
 def _avg_pool3d_grad_shape(op: Operation) -> list:
     sizes, dy = op.inputs
@@ -250,6 +259,20 @@ def _conv3d_filter_grad(op: Operation, grad: Tensor) -> list:
 @register_gradient("MaxPool3D")
 def _max_pool3d_grad(op: Operation, grad: Tensor) -> list:
     return [_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _attrs(op, POOL_ATTRS))]
+
+
+@register_gradient("MaxPool3DGrad")
+def _max_pool3d_grad_grad(op: Operation, grad: Tensor) -> list:
+    # MaxPool3DGrad is linear in its gradient input, and routes it by the (fixed) first maxima.
+    x, y, _ = op.inputs
+    gg = _op("MaxPool3DGradGrad", [x, y, grad], _attrs(op, POOL_ATTRS))
+    return [zeros_like(x), zeros_like(y), gg]
+
+
+@register_gradient("MaxPool3DGradGrad")
+def _max_pool3d_grad_grad_grad(op: Operation, grad: Tensor) -> list:
+    x, y, _ = op.inputs
+    return [zeros_like(x), zeros_like(y), _op("MaxPool3DGrad", [x, y, grad], _attrs(op, POOL_ATTRS))]
 
 
 @register_gradient("AvgPool3D")

@@ -111,8 +111,10 @@ def _grad_of(op):  # the gradient op of a pool as a forward op, so its own gradi
 T.case("avg_pool3d_grad_SAME", X, normal(2, 3, 3, 4, 3, tag="pdy3"))(
     _grad_of(lambda tf, x: tf.nn.avg_pool3d(x, [1, 3, 3, 2, 1], [1, 2, 2, 2, 1], "SAME"))
 )
-for _name, _x in [("", X), ("_ties", TIES)]:
-    T.case(f"max_pool3d_grad{_name}_SAME", _x, normal(2, 3, 3, 4, 3, tag="pdy3"), grad=False)(
+# without ties the second-order gradient (MaxPool3DGradGrad, reading dy's gradient at each
+# window's maximum) is compared too; with ties only the gradient op's values
+for _name, _x, _second in [("", X, True), ("_ties", TIES, False)]:
+    T.case(f"max_pool3d_grad{_name}_SAME", _x, normal(2, 3, 3, 4, 3, tag="pdy3"), grad=_second)(
         _grad_of(lambda tf, x: tf.nn.max_pool3d(x, [1, 3, 3, 2, 1], [1, 2, 2, 2, 1], "SAME"))
     )
 

@@ -721,6 +721,70 @@ def _conv_cases() -> list[Case]:
             (normal(2, 5, 4, 3),),
         ),
         Case("AvgPoolGrad", ("AvgPoolGrad",), avg_pool_grad, (normal(2, 3, 4, 3),)),
+        *_conv3d_cases(),
+    ]
+
+
+def _conv3d_cases() -> list[Case]:
+    pool = {"ksize": [1, 2, 3, 2, 1], "strides": [1, 2, 1, 2, 1], "padding": "SAME", "data_format": "NDHWC"}
+
+    def pooled(op_type: str) -> Callable[..., Any]:
+        def build(x: Any, g: Any) -> Any:
+            y = ac.nn.max_pool3d(x, pool["ksize"], pool["strides"], "SAME")
+            return make_op(op_type, [x, y, g], pool, op_type).outputs[0]
+
+        return build
+
+    def avg_pool3d_grad(dy: Any) -> Any:
+        sizes = ac.constant(np.array([2, 3, 4, 3, 2], np.int32))
+        return make_op("AvgPool3DGrad", [sizes, dy], pool, "AvgPool3DGrad").outputs[0]
+
+    nn = ac.nn
+    x, f, dy = (2, 3, 4, 3, 2), (2, 3, 2, 2, 3), (2, 2, 4, 2, 3)  # input, filter, out_backprop
+    return [
+        Case(
+            "Conv3D SAME stride",
+            ("Conv3D",),
+            lambda a, k: nn.conv3d(a, k, [1, 2, 1, 2, 1], "SAME"),
+            (normal(*x), normal(*f)),
+        ),
+        Case(
+            "Conv3DBackpropInputV2",
+            ("Conv3DBackpropInputV2",),
+            lambda k, d: nn.conv3d_transpose(d, k, list(x), [1, 2, 1, 2, 1], "SAME"),
+            (normal(*f), normal(*dy)),
+        ),
+        Case(
+            "Conv3DBackpropFilterV2",
+            ("Conv3DBackpropFilterV2",),
+            lambda a, d: nn.conv3d_backprop_filter_v2(a, list(f), d, [1, 2, 1, 2, 1], "SAME"),
+            (normal(*x), normal(*dy)),
+        ),
+        Case(
+            "MaxPool3D",
+            ("MaxPool3D",),
+            lambda a: nn.max_pool3d(a, pool["ksize"], pool["strides"], "SAME"),
+            (distinct(*x),),
+        ),
+        Case(
+            "MaxPool3DGrad",
+            ("MaxPool3DGrad",),
+            pooled("MaxPool3DGrad"),
+            (distinct(*x), normal(2, 2, 4, 2, 2)),
+        ),
+        Case(
+            "MaxPool3DGradGrad",
+            ("MaxPool3DGradGrad",),
+            pooled("MaxPool3DGradGrad"),
+            (distinct(*x), normal(*x)),
+        ),
+        Case(
+            "AvgPool3D",
+            ("AvgPool3D",),
+            lambda a: nn.avg_pool3d(a, pool["ksize"], pool["strides"], "SAME"),
+            (normal(*x),),
+        ),
+        Case("AvgPool3DGrad", ("AvgPool3DGrad",), avg_pool3d_grad, (normal(2, 2, 4, 2, 2),)),
     ]
 
 
