@@ -18,8 +18,13 @@ nox.options.sessions = ["lint", "type", "fast"]
 nox.options.reuse_venv = "yes"  # installing numpy and friends again on every run costs minutes
 
 
+# the README's (and .ci/run's) test extras: with fewer, the TF1 differential, Ray cluster and image
+# codec tests skip
+TEST_EXTRAS = ".[test,examples,tf1,ray,image]"
+
+
 def _tests(session: nox.Session, *marker: str) -> None:
-    session.install("-e", ".[test,examples]")
+    session.install("-e", TEST_EXTRAS)
     session.run("python", "-m", "pytest", "-q", *marker, *session.posargs)
 
 

@@ -34,6 +34,8 @@ def test_ci_runs_the_readme_test_command():
     extras = "test,examples,tf1,ray,image"
     assert f"pip install -e '.[{extras}]' && python -m pytest -q" in readme
     assert f"pip install -q -e '.[{extras}]'" in ci and "python -m pytest -q" in ci
+    # nox's test sessions install the same extras
+    assert f'TEST_EXTRAS = ".[{extras}]"' in (ROOT / "noxfile.py").read_text()
 
 
 def test_the_readme_tf1_example_runs_trains_and_restores(tmp_path):
