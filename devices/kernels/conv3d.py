@@ -15,6 +15,7 @@ from antcolony.errors import InvalidArgumentError
 from antcolony.graph.ops.conv3d import spatial_axes_3d, window_3d
 
 from .registry import Compute, KernelContext, register_kernel
+from .windows import covered
 
 # (window, stride, dilation, output size, pad before, pad after) per spatial axis
 Geo = tuple[tuple[int, int, int, int, int, int], ...]
@@ -47,12 +48,20 @@ def _geometry(ctx: KernelContext, shape: tuple[int, ...], window: tuple[int, int
     return geo
 
 
+def _padded_shape(shape: tuple[int, ...], geo: Geo) -> tuple[int, ...]:
+    """The NDHWC ``shape`` with the window's padding added to its spatial sizes."""
+    return (shape[0], *(size + g[4] + g[5] for size, g in zip(shape[1:4], geo, strict=True)), shape[4])
+
+
+def _out_shape(shape: tuple[int, ...], geo: Geo, channels: int) -> tuple[int, ...]:
+    """The NDHWC output shape of a window op over an input of ``shape``."""
+    return (shape[0], *(g[3] for g in geo), channels)
+
+
 def _padded(xp: Any, x: Any, geo: Geo, fill: float = 0.0) -> Any:
     if not any(g[4] or g[5] for g in geo):
         return x
-    n, c = x.shape[0], x.shape[4]
-    shape = (n, *(size + g[4] + g[5] for size, g in zip(x.shape[1:4], geo, strict=True)), c)
-    out = xp.full(shape, fill, dtype=x.dtype)
+    out = xp.full(_padded_shape(x.shape, geo), fill, dtype=x.dtype)
     out[:, geo[0][4] :, geo[1][4] :, geo[2][4] :][:, : x.shape[1], : x.shape[2], : x.shape[3]] = x
     return out
 
@@ -145,8 +154,7 @@ def input_grad(xp: Any, dy: Any, f: Any, geo: Geo, xshape: tuple[int, ...]) -> A
     """col2im: each window's gradient (out_backprop times the filter transposed) added back into
     the padded input one filter tap at a time, a slice of images at a time."""
     n, c, o = xshape[0], xshape[4], f.shape[4]
-    padded_shape = (n, *(s + g[4] + g[5] for s, g in zip(xshape[1:4], geo, strict=True)), c)
-    dxp = xp.zeros(padded_shape, dtype=dy.dtype)
+    dxp = xp.zeros(_padded_shape(xshape, geo), dtype=dy.dtype)
     ft = f.reshape(-1, o).T
     outs = tuple(g[3] for g in geo)
     taps = _taps(geo)
@@ -189,7 +197,7 @@ def _conv3d_backprop_input(ctx: KernelContext) -> Compute:
         _check_out(
             ctx,
             dy,
-            (xshape[0], *(g[3] for g in geo), f.shape[4]),
+            _out_shape(xshape, geo, f.shape[4]),
             f"input size {xshape} and filter {f.shape}",
         )
         return _from_ndhwc(xp, input_grad(xp, dy, f, geo, xshape), fmt)
@@ -210,7 +218,7 @@ def _conv3d_backprop_filter(ctx: KernelContext) -> Compute:
         _check_out(
             ctx,
             dy,
-            (x.shape[0], *(g[3] for g in geo), fshape[4]),
+            _out_shape(x.shape, geo, fshape[4]),
             f"input {x.shape} and filter size {fshape}",
         )
         return filter_grad(xp, x, dy, geo, fshape)
@@ -248,11 +256,9 @@ def _max_pool(xp: Any, ctx: KernelContext, x: Any, geo: Geo) -> Any:
 
 def _counts(xp: Any, x_sizes: tuple[int, ...], geo: Geo, dtype: Any) -> Any:
     """(od, oh, ow, 1): how many real input elements each window covers."""
-    per_axis = []
-    for size, (k, s, _, o, before, _) in zip(x_sizes, geo, strict=True):
-        start = np.arange(o) * s - before
-        per_axis.append(np.minimum(start + k, size) - np.maximum(start, 0))
-    d, h, w = per_axis
+    d, h, w = (
+        covered(size, o, k, s, before) for size, (k, s, _, o, before, _) in zip(x_sizes, geo, strict=True)
+    )
     counts = d[:, None, None] * h[None, :, None] * w[None, None, :]
     return xp.asarray(counts[..., None].astype(dtype))
 
@@ -285,7 +291,7 @@ def _max_pool3d_grad(ctx: KernelContext) -> Compute:
     def compute(x: Any, y: Any, dy: Any) -> Any:
         x, y, dy = _to_ndhwc(x, fmt), _to_ndhwc(y, fmt), _to_ndhwc(dy, fmt)
         geo = _geometry(ctx, x.shape, ksize)
-        want = (x.shape[0], *(g[3] for g in geo), x.shape[4])
+        want = _out_shape(x.shape, geo, x.shape[4])
         _check_pooled(ctx, y, want, "orig_output")
         _check_pooled(ctx, dy, want, "grad")
         xpad = _padded(xp, x, geo, -np.inf)
@@ -317,7 +323,7 @@ def _max_pool3d_grad_grad(ctx: KernelContext) -> Compute:
     def compute(x: Any, y: Any, g: Any) -> Any:
         x, y, g = _to_ndhwc(x, fmt), _to_ndhwc(y, fmt), _to_ndhwc(g, fmt)
         geo = _geometry(ctx, x.shape, ksize)
-        _check_pooled(ctx, y, (x.shape[0], *(q[3] for q in geo), x.shape[4]), "orig_output")
+        _check_pooled(ctx, y, _out_shape(x.shape, geo, x.shape[4]), "orig_output")
         if g.shape != x.shape:
             raise InvalidArgumentError(
                 None, ctx.op, f"grad of shape {tuple(g.shape)} must have orig_input's shape {tuple(x.shape)}"
@@ -339,14 +345,9 @@ def _avg_pool3d_grad(ctx: KernelContext) -> Compute:
         xshape = _ndhwc_sizes(sizes, fmt)
         geo = _geometry(ctx, xshape, ksize)
         g = _to_ndhwc(dy, fmt)
-        _check_pooled(ctx, g, (xshape[0], *(q[3] for q in geo), xshape[4]), "grad")
+        _check_pooled(ctx, g, _out_shape(xshape, geo, xshape[4]), "grad")
         g = g / _counts(xp, xshape[1:4], geo, g.dtype)
-        padded_shape = (
-            xshape[0],
-            *(s + q[4] + q[5] for s, q in zip(xshape[1:4], geo, strict=True)),
-            xshape[4],
-        )
-        dxp = xp.zeros(padded_shape, dtype=g.dtype)
+        dxp = xp.zeros(_padded_shape(xshape, geo), dtype=g.dtype)
         for t in _taps(geo):
             _tap(dxp, geo, t)[...] += g
         return _from_ndhwc(xp, _unpadded(dxp, geo, xshape[1:4]), fmt)  # type: ignore[arg-type]

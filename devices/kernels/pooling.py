@@ -20,7 +20,7 @@ from antcolony.graph.ops.conv_geometry import Window
 
 from .elementwise import run_parts, threads
 from .registry import Compute, KernelContext, register_kernel
-from .windows import Geometry, from_nhwc, padded, tap, to_nhwc, unpadded
+from .windows import Geometry, covered, from_nhwc, padded, tap, to_nhwc, unpadded
 
 
 def _window(ctx: KernelContext, geo: Geometry, h: int, w: int) -> Window:
@@ -187,13 +187,8 @@ def _max_pool_grad_grad(ctx: KernelContext) -> Compute:
 
 def _counts(xp: Any, win: Window, h: int, w: int, dtype: Any) -> Any:
     """(out_h, out_w, 1) number of real input elements under each window."""
-
-    def along(size: int, out: int, k: int, s: int, before: int) -> Any:
-        start = np.arange(out) * s - before
-        return np.minimum(start + k, size) - np.maximum(start, 0)
-
-    ch = along(h, win.out_h, win.kh, win.sh, win.pads[0][0])
-    cw = along(w, win.out_w, win.kw, win.sw, win.pads[1][0])
+    ch = covered(h, win.out_h, win.kh, win.sh, win.pads[0][0])
+    cw = covered(w, win.out_w, win.kw, win.sw, win.pads[1][0])
     return xp.asarray((ch[:, None] * cw[None, :])[:, :, None].astype(dtype))
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from antcolony.graph.ops.conv_geometry import Window, spatial_axes, window_of
 
-__all__ = ["Geometry", "from_nhwc", "padded", "patches", "tap", "to_nhwc", "unpadded"]
+__all__ = ["Geometry", "covered", "from_nhwc", "padded", "patches", "tap", "to_nhwc", "unpadded"]
 
 
 def to_nhwc(x: Any, data_format: str) -> Any:
@@ -79,3 +81,11 @@ def tap(xpad: Any, win: Window, i: int, j: int) -> Any:
     return xpad[
         :, r : r + (win.out_h - 1) * win.sh + 1 : win.sh, c : c + (win.out_w - 1) * win.sw + 1 : win.sw
     ]
+
+
+def covered(size: int, out: int, k: int, s: int, before: int) -> Any:
+    """Along one axis of ``size`` padded by ``before``: how many real input elements each of the
+    ``out`` windows (``k`` wide, stride ``s``) covers (average pooling's divisor, padding not
+    counted)."""
+    start = np.arange(out) * s - before
+    return np.minimum(start + k, size) - np.maximum(start, 0)
