@@ -11,10 +11,9 @@ from typing import Any
 from antcolony.errors import GraphError
 
 from . import initializers as I
-from .conv_layers import _finish, _transposed_length
+from .conv_layers import _finish, transposed_output
 from .core import Tensor
 from .op_builder import convert_to_tensor
-from .ops.array import shape, stack
 from .ops.conv3d import avg_pool3d, max_pool3d
 from .ops.conv3d import conv3d as nn_conv3d
 from .ops.conv3d import conv3d_transpose as nn_conv3d_transpose
@@ -148,20 +147,7 @@ def conv3d_transpose(
             regularizer=kernel_regularizer,
             trainable=trainable,
         )
-        xs = x._shape  # (5-D, checked by _input)
-        assert xs is not None
-        dims: list[Any] = [None] * 5
-        dims[0], dims[channel_axis] = xs[0], int(filters)
-        for axis, k, s in zip(axes, ks, ss, strict=True):
-            dims[axis] = _transposed_length(xs[axis], k, s, pad)
-        if None in dims:
-            dynamic = shape(x)
-            if dims[0] is None:
-                dims[0] = dynamic[0]
-            for axis, k, s in zip(axes, ks, ss, strict=True):
-                if dims[axis] is None:
-                    dims[axis] = dynamic[axis] * s + (0 if pad == "same" else max(k - s, 0))
-        output_shape = dims if all(isinstance(d, int) for d in dims) else stack(dims)
+        dims, output_shape = transposed_output(x, int(filters), channel_axis, axes, ks, ss, pad)
         out = nn_conv3d_transpose(x, kernel, output_shape, _five(strides, axes), pad.upper(), fmt)
         out.set_shape([d if isinstance(d, int) else None for d in dims])  # what is known, as TF's
         return _finish(

@@ -133,6 +133,34 @@ def _transposed_length(size: int | None, kernel: int, stride: int, padding: str)
     return size * stride if padding == "same" else size * stride + max(kernel - stride, 0)
 
 
+def transposed_output(
+    x: Tensor,
+    filters: int,
+    channel_axis: int,
+    axes: tuple[int, ...],
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    pad: str,
+) -> tuple[list[Any], Any]:
+    """(dims, output_shape) of a transposed convolution layer over ``x``: per dimension an int or,
+    where ``x``'s static shape leaves it unknown, a scalar tensor from ``shape(x)``; output_shape
+    is the list when every dim is known, else their ``stack``."""
+    xs = x._shape
+    assert xs is not None  # (the layer checked its rank)
+    dims: list[Any] = [None] * len(xs)
+    dims[0], dims[channel_axis] = xs[0], filters
+    for axis, k, s in zip(axes, kernel, strides, strict=True):
+        dims[axis] = _transposed_length(xs[axis], k, s, pad)
+    if None in dims:
+        dynamic = shape(x)
+        if dims[0] is None:
+            dims[0] = dynamic[0]
+        for axis, k, s in zip(axes, kernel, strides, strict=True):
+            if dims[axis] is None:
+                dims[axis] = dynamic[axis] * s + (0 if pad == "same" else max(k - s, 0))
+    return dims, (dims if all(isinstance(d, int) for d in dims) else stack(dims))
+
+
 def conv2d_transpose(
     inputs: Any,
     filters: int,
@@ -177,17 +205,7 @@ def conv2d_transpose(
             regularizer=kernel_regularizer,
             trainable=trainable,
         )
-        dims: list[Any] = [None] * 4
-        dims[0], dims[ac] = x._shape[0], int(filters)
-        dims[ah] = _transposed_length(x._shape[ah], kh, sh, pad)
-        dims[aw] = _transposed_length(x._shape[aw], kw, sw, pad)
-        dynamic = shape(x) if None in (x._shape[0], dims[ah], dims[aw]) else None
-        for axis in (0, ah, aw):
-            if dims[axis] is None and dynamic is not None:
-                size = dynamic[axis]
-                k, s = (kh, sh) if axis == ah else (kw, sw)
-                dims[axis] = size if axis == 0 else size * s + (0 if pad == "same" else max(k - s, 0))
-        output_shape = dims if all(isinstance(d, int) for d in dims) else stack(dims)
+        _, output_shape = transposed_output(x, int(filters), ac, (ah, aw), (kh, kw), (sh, sw), pad)
         out = nn_conv2d_transpose(
             x, kernel, output_shape, [1, sh, sw, 1] if fmt == "NHWC" else [1, 1, sh, sw], pad.upper(), fmt
         )
