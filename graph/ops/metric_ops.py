@@ -110,14 +110,28 @@ def mean(
             w = broadcast_weights(w, v)
             v = v * w
             num = reduce_sum(w)
-        update_total = assign_add(total, reduce_sum(v))
-        # As TF1: the count waits on the values (a fed placeholder's op when fed directly).
-        with get_default_graph().control_dependencies([v]):
-            update_count = assign_add(count, num)
-        value = div_no_nan(total, maximum(count, 0), name="value")
-        update = div_no_nan(update_total, maximum(update_count, 0), name="update_op")
-        _collect(value, update, metrics_collections, updates_collections)
-        return value, update
+        return mean_of(total, count, reduce_sum(v), v, num, metrics_collections, updates_collections)
+
+
+def mean_of(
+    total: Any,
+    count: Any,
+    addend: Tensor,
+    v: Tensor,
+    num: Tensor,
+    metrics_collections: Collections,
+    updates_collections: Collections,
+) -> tuple[Tensor, Tensor]:
+    """A mean metric's ``value`` and ``update_op`` (``total / count``, 0 while the count is 0), the
+    update adding ``addend`` to ``total`` and ``num`` to ``count``, as TF1's mean metrics."""
+    update_total = assign_add(total, addend)
+    # As TF1: the count waits on the values (a fed placeholder's op when fed directly).
+    with get_default_graph().control_dependencies([v]):
+        update_count = assign_add(count, num)
+    value = div_no_nan(total, maximum(count, 0), name="value")
+    update = div_no_nan(update_total, maximum(update_count, 0), name="update_op")
+    _collect(value, update, metrics_collections, updates_collections)
+    return value, update
 
 
 def accuracy(

@@ -10,16 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes
-from ..core import Tensor, get_default_graph
+from ..core import Tensor
 from ..op_builder import convert_to_tensor
 from ..variable_scope import variable_scope
 from .array import ones_like, where, zeros_like
 from .math import abs as abs_
-from .math import cast, equal, less, maximum, multiply, reduce_sum
+from .math import cast, equal, less, multiply, reduce_sum
 from .math_safe import div_no_nan
 from .metric_auc import confusion_at_thresholds
-from .metric_ops import Collections, _collect, broadcast_weights, mean, metric_variable, remove_squeezable
-from .state import assign_add
+from .metric_ops import (
+    Collections,
+    _collect,
+    broadcast_weights,
+    mean,
+    mean_of,
+    metric_variable,
+    remove_squeezable,
+)
 
 __all__ = [
     "false_negatives_at_thresholds",
@@ -146,13 +153,7 @@ def mean_tensor(
             w = broadcast_weights(w, v)
             v = multiply(v, w)
             num = w
-        update_total = assign_add(total, v)
-        with get_default_graph().control_dependencies([v]):
-            update_count = assign_add(count, num)
-        value = div_no_nan(total, maximum(count, 0), name="value")
-        update = div_no_nan(update_total, maximum(update_count, 0), name="update_op")
-        _collect(value, update, metrics_collections, updates_collections)
-        return value, update
+        return mean_of(total, count, v, v, num, metrics_collections, updates_collections)
 
 
 def percentage_below(
