@@ -276,17 +276,42 @@ def _batcher(
     name: str,
     dynamic_pad: bool = False,
 ) -> Any:
+    return batch_from_lists(
+        queue_of, [tensors], num_threads, batch_size, capacity, enqueue_many, shapes,
+        allow_smaller_final_batch, name, dynamic_pad,
+    )  # fmt: skip
+
+
+def batch_from_lists(
+    queue_of: Any,
+    tensors_list: Sequence[Any],
+    threads_per_list: int,
+    batch_size: Any,
+    capacity: int,
+    enqueue_many: bool,
+    shapes: Any,
+    allow_smaller_final_batch: bool,
+    name: str,
+    dynamic_pad: bool = False,
+) -> Any:
+    """Batches from the queue ``queue_of(dtypes, shapes)`` makes, fed by one enqueue op per list
+    of ``tensors_list`` (each run by ``threads_per_list`` queue-runner threads), in the structure
+    of the first list: ``tf.train.batch`` (one list) and ``batch_join`` (several)."""
     with get_default_graph().name_scope(name) as scope:
-        flat, rebuild = _flat(tensors)
+        flats = [_flat(tensors) for tensors in tensors_list]
+        first, rebuild = flats[0]
+        for other, _ in flats[1:]:
+            if [t.dtype for t in other] != [t.dtype for t in first]:
+                raise ValueError(f"{name}: every list of tensors_list needs the dtypes of the first")
         if shapes is None:
-            shapes = [t._shape[1:] if (enqueue_many and t._shape is not None) else t._shape for t in flat]
-        for t, s in zip(flat, shapes):
+            shapes = [t._shape[1:] if (enqueue_many and t._shape is not None) else t._shape for t in first]
+        for t, s in zip(first, shapes):
             if s is None or (not dynamic_pad and any(d is None for d in s)):
                 need = "a shape of known rank" if dynamic_pad else "a fully defined shape"
                 raise ValueError(f"{name}: every tensor needs {need} (pass shapes=): {t.name} has {s}")
-        queue = queue_of([t.dtype for t in flat], list(shapes))
-        enqueue = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
-        add_queue_runner(QueueRunner(queue, [enqueue] * num_threads))
+        queue = queue_of([t.dtype for t in first], list(shapes))
+        enqueues = [queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat) for flat, _ in flats]
+        add_queue_runner(QueueRunner(queue, enqueues * threads_per_list))
         _fraction_full(queue, capacity, f"fraction_of_{capacity}_full")
         # the dequeue op takes the scope's own name (batch), as TF1 names it
         if allow_smaller_final_batch:
