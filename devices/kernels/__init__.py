@@ -17,6 +17,7 @@ from . import (  # noqa: F401  # noqa: F401
     einsum,
     file_ops,
     image,
+    image_boxes,
     image_codecs,
     linalg,
     linalg_eigh,

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     conv,
     conv3d,
     einsum,
+    image_boxes,
     image_resize,
     linalg_decomp,
     linalg_decomp_grad,

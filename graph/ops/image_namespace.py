@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .image_boxes import crop_and_resize, non_max_suppression, non_max_suppression_overlaps
 from .image_codecs import (
     decode_bmp,
     decode_gif,
@@ -70,6 +71,7 @@ __all__ = [
     "adjust_saturation",
     "central_crop",
     "convert_image_dtype",
+    "crop_and_resize",
     "crop_to_bounding_box",
     "decode_bmp",
     "decode_gif",
@@ -83,6 +85,8 @@ __all__ = [
     "grayscale_to_rgb",
     "hsv_to_rgb",
     "image_gradients",
+    "non_max_suppression",
+    "non_max_suppression_overlaps",
     "pad_to_bounding_box",
     "per_image_standardization",
     "psnr",

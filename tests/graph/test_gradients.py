@@ -927,6 +927,9 @@ COVERED_ELSEWHERE |= {"PyFunc", "PyFuncStateless"}
 # The resizes' outputs are float32 whatever the input (as TF): checked against TF1's gradients in
 # tests/compat/test_tf1_diff_image.py (bicubic: tests/compat/test_tf1_diff_image_cubic_area.py).
 COVERED_ELSEWHERE |= {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic"}
+# crop_and_resize is float32 whatever the input too: its image and box gradients against TF1's in
+# tests/compat/test_tf1_diff_image_boxes.py.
+COVERED_ELSEWHERE |= {"CropAndResize"}
 
 
 def _as_list(ys: Any) -> list[Any]:
