@@ -31,6 +31,7 @@ from antcolony.graph.ops.conv_api import (
     depthwise_conv2d_native,
     separable_conv2d,
 )
+from antcolony.graph.ops.ctc import ctc_greedy_decoder, ctc_loss
 from antcolony.graph.ops.embedding_sparse import embedding_lookup_sparse
 from antcolony.graph.ops.nn import (
     bias_add,
@@ -104,6 +105,8 @@ __all__ = [
     "conv3d_backprop_filter_v2",
     "conv3d_transpose",
     "crelu",
+    "ctc_greedy_decoder",
+    "ctc_loss",
     "depth_to_space",
     "depthwise_conv2d",
     "depthwise_conv2d_native",

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  # noqa: F401
     control_flow,
     conv,
     conv3d,
+    ctc,
     data,
     depthwise,
     edit_distance,

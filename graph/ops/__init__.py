@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     control,
     conv,
     conv3d,
+    ctc,
     einsum,
     image_boxes,
     image_resize,

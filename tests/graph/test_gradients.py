@@ -797,6 +797,19 @@ _DW_ATTRS = {
 }
 
 
+def _ctc_case() -> Case:
+    """CTC loss over float64 logits (the kernel sums in float64): two entries, one with a repeated
+    label, the other shorter than the logits."""
+    from antcolony.graph.sparse_tensor import SparseTensor
+
+    def loss(x: Any) -> Any:
+        indices = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]])
+        labels = SparseTensor(indices, np.array([1, 1, 2, 0, 3], np.int32), [2, 3])
+        return ac.nn.ctc_loss(labels, x, [6, 5])
+
+    return Case("CTCLoss", ("CTCLoss",), loss, (normal(6, 2, 5),))
+
+
 CASES: list[Case] = (
     [Case(t, (t,), fn, (make(3, 4),)) for t, fn, make in _UNARY]
     + _binary_cases()
@@ -809,6 +822,7 @@ CASES: list[Case] = (
     + _segment_cases()
     + [_lstm_gates_case()]
     + _conv_cases()
+    + [_ctc_case()]
 )
 
 
