@@ -19,7 +19,8 @@ def as_shape(value: Any) -> Shape:
         return (int(value),)
     if hasattr(value, "dims") and value.dims is None:
         return None  # a TensorShape of unknown rank
-    return tuple(None if d is None or int(d) < 0 else int(d) for d in value)
+    dims = [getattr(d, "value", d) for d in value]  # a TensorShape's Dimensions, Dimension(None) too
+    return tuple(None if d is None or int(d) < 0 else int(d) for d in dims)
 
 
 def rank(shape: Shape) -> int | None:

@@ -9,10 +9,16 @@ from . import shapes as S
 
 
 class Dimension(int):
-    """A known dimension of a TensorShape: an int that also answers TF1's ``.value`` (programs
-    write ``x.get_shape()[1].value``). An unknown dimension stays None."""
+    """A dimension of a TensorShape, as TF1's: an int that also answers ``.value`` (programs write
+    ``x.get_shape()[1].value``). ``Dimension(None)``, an unknown one, is ``UNKNOWN_DIMENSION``."""
 
     __slots__ = ()
+
+    def __new__(cls, value: Any = 0) -> Any:
+        value = getattr(value, "value", value)
+        if value is None:
+            return UNKNOWN_DIMENSION
+        return super().__new__(cls, value)
 
     @property
     def value(self) -> int:
@@ -24,9 +30,66 @@ class Dimension(int):
     def __str__(self) -> str:
         return str(int(self))
 
+    def is_compatible_with(self, other: Any) -> bool:
+        other = getattr(other, "value", other)
+        return other is None or int(other) == int(self)
 
-def _dimension(d: int | None) -> Dimension | None:
-    return None if d is None else Dimension(d)
+    def merge_with(self, other: Any) -> Dimension:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {getattr(other, 'value', other)} are not compatible")
+        return self
+
+
+class _UnknownDimension:
+    """TF1's ``Dimension(None)``: ``.value`` is None, comparisons answer None (unknown), arithmetic
+    gives it back, and it is no int (``int()`` raises TypeError)."""
+
+    __slots__ = ()
+    value = None
+
+    def __repr__(self) -> str:
+        return "Dimension(None)"
+
+    def __str__(self) -> str:
+        return "?"
+
+    def __eq__(self, other: object) -> Any:
+        return None
+
+    def __ne__(self, other: object) -> Any:
+        return None
+
+    def __hash__(self) -> int:
+        return hash(None)
+
+    def _unknown(self, other: Any) -> _UnknownDimension:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
+
+    def _undecided(self, other: Any) -> None:
+        return None
+
+    __lt__ = __le__ = __gt__ = __ge__ = _undecided
+
+    def __int__(self) -> int:
+        raise TypeError("an unknown Dimension (Dimension(None)) has no int value")
+
+    __index__ = __int__
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return True
+
+    def merge_with(self, other: Any) -> Any:
+        return Dimension(other)
+
+
+UNKNOWN_DIMENSION = _UnknownDimension()
+
+
+def _dimension(d: int | None) -> Any:
+    return Dimension(d)
 
 
 class TensorShape:
@@ -64,7 +127,7 @@ class TensorShape:
             raise ValueError("len() of an unknown TensorShape")
         return len(self.dims)
 
-    def __iter__(self) -> Iterator[int | None]:
+    def __iter__(self) -> Iterator[Any]:
         if self.dims is None:
             raise ValueError("cannot iterate an unknown TensorShape")
         return iter([_dimension(d) for d in self.dims])

@@ -77,6 +77,7 @@ from antcolony.graph.ops.sparse_more import (
 from antcolony.graph.ops.sparse_ops import sparse_tensor_to_dense
 from antcolony.graph.sparse_tensor import SparseTensor, SparseTensorValue
 from antcolony.graph.template import make_template
+from antcolony.graph.tensor_shape import Dimension
 
 # The TF1 face's own namespaces, one line each; ``errors`` replaces the shared API's ``errors``
 # (TF's error classes only, not the runtime's).
@@ -106,6 +107,7 @@ from ._behavior import (
 
 __all__ = [
     *_api_names,
+    "Dimension",
     "ConfigProto",
     "FIFOQueue",
     "FixedLenFeature",
