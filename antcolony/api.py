@@ -144,6 +144,7 @@ from antcolony.graph.ops.assertions import (
 from antcolony.graph.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from antcolony.graph.ops.constant import constant, placeholder, placeholder_with_default
 from antcolony.graph.ops.control import group, identity, no_op, stop_gradient
+from antcolony.graph.ops.dynamic_index import strided_slice
 from antcolony.graph.ops.einsum import einsum
 from antcolony.graph.ops.image_geometry import random_crop
 from antcolony.graph.ops.linalg import (
@@ -621,6 +622,7 @@ __all__ = [
     "squeeze",
     "stack",
     "stop_gradient",
+    "strided_slice",
     "string",
     "string_join",
     "string_split",

@@ -74,3 +74,20 @@ def gpu_config(backend: str, gpus: int = 1, **settings: Any) -> ac.SessionConfig
         settings["gpu_memory_limit"] = memory
     settings.pop("sim_gpu_count", None)
     return ac.SessionConfig(gpu_backend="cuda", **settings)
+
+
+async def assert_gpu_equals_cpu(build: Any, backend: str, rtol: float, atol: float) -> None:
+    """``build(device) -> (graph, fetches)`` run placed on /cpu:0 and on /gpu:0 of ``backend``:
+    the fetched values agree in shape, dtype and value."""
+    import numpy as np
+
+    config = gpu_config(backend)  # (one runtime per loop: both sessions share its settings)
+    values = []
+    for device in ("/cpu:0", "/gpu:0"):
+        g, fetches = build(device)
+        async with ac.Session(g, config=config) as sess:
+            values.append([np.asarray(v) for v in await sess.run(fetches)])
+    want, got = values
+    for k, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert a.shape == b.shape and a.dtype == b.dtype, f"fetch {k}"
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"fetch {k}")

@@ -14,6 +14,7 @@ from . import (  # noqa: F401  # noqa: F401
     ctc,
     data,
     depthwise,
+    dynamic_index,
     edit_distance,
     einsum,
     file_ops,

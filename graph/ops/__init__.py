@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     conv,
     conv3d,
     ctc,
+    dynamic_index,
     einsum,
     image_boxes,
     image_resize,

@@ -16,6 +16,7 @@ from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
 from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
 from ..registry import register_op
+from ..static_value import partial_shape, static_ints
 
 
 @register_op("Shape")
@@ -86,16 +87,30 @@ def _reshape_to_tensor(x: Tensor, shape: Any, name: str | None) -> Tensor:
             shape._shape is not None and len(shape._shape) != 1
         ):
             raise GraphError(f"reshape: the shape {shape.name} must be a vector of int32 or int64")
-        rank = None if shape._shape is None else shape._shape[0]
-        static: tuple[int | None, ...] | None = None if rank is None else (None,) * rank
         target = shape
     else:
         dims = [
             cast(d, dtypes.int32) if isinstance(d, Tensor) else int(-1 if d is None else d) for d in shape
         ]
-        static = tuple(None if isinstance(d, Tensor) or d == -1 else d for d in dims)
         target = stack([d if isinstance(d, Tensor) else convert_to_tensor(np.int32(d)) for d in dims])
-    return make_op("Reshape", [x, target], {"shape": static}, name or "Reshape").outputs[0]
+    return make_op("Reshape", [x, target], {"shape": _reshaped(x, target)}, name or "Reshape").outputs[0]
+
+
+def _reshaped(x: Tensor, target: Tensor) -> S.Shape:
+    """The static shape of ``x`` reshaped to the tensor ``target``, as far as known now: its known
+    entries, and a -1 among known ones worked out when ``x``'s size is known."""
+    dims = partial_shape(target)
+    if dims is None:
+        return None
+    n = S.num_elements(x._shape)
+    if n is not None and None not in dims and dims.count(-1) <= 1:
+        known = int(np.prod([int(d) for d in dims if d is not None and d != -1], dtype=np.int64))
+        if (-1 not in dims and known != n) or (-1 in dims and (known == 0 or n % known)):
+            raise ValueError(
+                f"cannot reshape {x.name} of shape {S.format_shape(x._shape)} ({n} elements) to {list(dims)}"
+            )
+        return tuple(n // known if d == -1 else d for d in dims)
+    return tuple(None if d is None or d < 0 else d for d in dims)
 
 
 @register_gradient("Reshape")
@@ -132,6 +147,7 @@ def _transpose_shape(op: Operation) -> list:
 
 def transpose(a: Any, perm: Sequence[int] | None = None, name: str | None = None) -> Tensor:
     x = convert_to_tensor(a)
+    perm = static_ints(perm, "transpose perm")
     attrs = {"perm": None if perm is None else tuple(int(p) for p in perm)}
     return make_op("Transpose", [x], attrs, name or "transpose").outputs[0]
 
@@ -177,7 +193,7 @@ def concat(values: Sequence[Any], axis: int, name: str = "concat") -> Tensor:
     ts = [convert_to_tensor(v) for v in values]
     if len(ts) == 1:
         return ts[0]
-    return make_op("ConcatV2", ts, {"axis": int(axis)}, name).outputs[0]
+    return make_op("ConcatV2", ts, {"axis": int(static_ints(axis, "concat axis"))}, name).outputs[0]
 
 
 @register_gradient("ConcatV2")
@@ -275,11 +291,7 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     d = convert_to_tensor(dims)
     if d.dtype.kind not in "iu" or d._shape is None or len(d._shape) != 1 or d._shape[0] is None:
         raise ValueError(f"fill dims {d.name} must be an integer vector of known length")
-    static = (
-        tuple(None if _is_symbolic(x) else int(x) for x in dims)
-        if isinstance(dims, (list, tuple))
-        else (None,) * d._shape[0]
-    )
+    static = partial_shape(d)  # what is known of it now: [batch_size, 200] is (?, 200)
     return make_op("Fill", [v, d], {"shape": static}, name or "Fill").outputs[0]
 
 
@@ -456,7 +468,10 @@ def _expand_dims_shape(op: Operation) -> list:
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:
     return make_op(
-        "ExpandDims", [convert_to_tensor(input)], {"axis": int(axis)}, name or "ExpandDims"
+        "ExpandDims",
+        [convert_to_tensor(input)],
+        {"axis": int(static_ints(axis, "expand_dims axis"))},
+        name or "ExpandDims",
     ).outputs[0]
 
 

@@ -21,7 +21,7 @@ from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
 from . import squeeze_op as _squeeze_op  # noqa: F401 - registers the Squeeze op
-from .array import concat, expand_dims, fill, reshape, transpose, unstack_op
+from .array import expand_dims, reshape, transpose, unstack_op
 from .array import one_hot as _one_hot
 from .constant import constant
 from .math import cast, less
@@ -156,68 +156,66 @@ def _split_unknown(x: Tensor, parts: int, axis: int, name: str) -> list[Tensor]:
         return [transpose(piece, back) for piece in pieces]
 
 
-def slice(input_: Any, begin: Sequence[int], size: Sequence[int], name: str | None = None) -> Tensor:
-    """``input_[begin[i] : begin[i] + size[i]]`` on every axis (size -1: to the end)."""
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
+    """``input_[begin[i] : begin[i] + size[i]]`` on every axis (size -1: to the end); ``begin`` and
+    ``size`` may be tensors or lists holding tensors (TF's Slice op then)."""
     x = convert_to_tensor(input_)
-    if _is_symbolic(begin) or _is_symbolic(size):
-        raise GraphError("slice: begin and size must be Python ints (tensors are not supported)")
+    if _has_tensors(begin) or _has_tensors(size):
+        from .dynamic_index import slice_op
+
+        return slice_op(x, begin, size, name)
     key = tuple(
         _builtin_slice(int(b), None if int(s) == -1 else int(b) + int(s)) for b, s in zip(begin, size)
     )
     return strided_slice(x, key, name=name or "Slice")
 
 
-def tile(input: Any, multiples: Sequence[int], name: str | None = None) -> Tensor:
-    """Repeat ``input`` ``multiples[i]`` times along axis i."""
+def _has_tensors(value: Any) -> bool:
+    if _is_symbolic(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_tensors(v) for v in value)
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
+    """Repeat ``input`` ``multiples[i]`` times along axis i (TF's Tile; multiples may be a tensor
+    or a list holding tensors, ``[batch_size, 1]``)."""
+    from .dynamic_index import tile_op
+
     x = convert_to_tensor(input)
-    if _is_symbolic(multiples):
-        raise GraphError("tile: multiples must be Python ints (tensors are not supported)")
-    shape = _known(x, "tile")
-    if len(multiples) != len(shape):
-        raise GraphError(f"tile: {len(multiples)} multiples for {x.name} of rank {len(shape)}")
-    with get_default_graph().name_scope(name or "Tile"):
-        out = x
-        for axis, m in enumerate(int(m) for m in multiples):
-            if m < 0:
-                raise GraphError(f"tile: multiple {m} is negative")
-            if m != 1:
-                out = concat([out] * m, axis) if m > 0 else _cut(out, axis, 0, 0)
-        return out
+    if not _has_tensors(multiples):
+        shape = _known(x, "tile")
+        if len(multiples) != len(shape):
+            raise GraphError(f"tile: {len(multiples)} multiples for {x.name} of rank {len(shape)}")
+        if any(int(m) < 0 for m in multiples):
+            raise GraphError(f"tile: multiples {list(multiples)} must be non-negative")
+    return tile_op(x, multiples, name)
 
 
 def pad(
     tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None, constant_values: Any = 0
 ) -> Tensor:
-    """Pad with ``constant_values``: ``paddings[i] = [before, after]`` for axis i (CONSTANT mode)."""
+    """Pad with ``constant_values``: ``paddings[i] = [before, after]`` for axis i (CONSTANT mode);
+    ``paddings`` may be a tensor or nested lists holding tensors (TF's Pad / PadV2 op)."""
+    from .dynamic_index import pad_op
+
     if mode.upper() != "CONSTANT":
         raise GraphError(f"pad mode {mode!r} is not supported; only CONSTANT")
     x = convert_to_tensor(tensor)
-    pads = np.asarray(paddings, dtype=np.int64)
-    shape = _known(x, "pad")
-    if pads.shape != (len(shape), 2) or np.any(pads < 0):
-        raise GraphError(
-            f"pad: paddings must be non-negative [before, after] pairs, one per axis of {x.name}"
+    if not _has_tensors(paddings):
+        pads = np.asarray(paddings, dtype=np.int64)
+        shape = _known(x, "pad")
+        if pads.shape != (len(shape), 2) or np.any(pads < 0):
+            raise GraphError(
+                f"pad: paddings must be non-negative [before, after] pairs, one per axis of {x.name}"
+            )
+        paddings = pads.astype(np.int32)
+    elif isinstance(paddings, (list, tuple)):
+        from .array import stack
+
+        paddings = stack(
+            [stack(list(row)) if _has_tensors(row) else np.asarray(row, np.int32) for row in paddings]
         )
-    with get_default_graph().name_scope(name or "Pad"):
-        value = constant(np.asarray(constant_values, dtype=x.dtype))
-        out, current = x, list(shape)
-        for axis, (before, after) in enumerate(pads.tolist()):
-            if not before and not after:
-                continue
-            others = [d for i, d in enumerate(current) if i != axis]
-            if any(d is None for d in others):
-                raise GraphError(
-                    f"pad: padding axis {axis} of {x.name} needs its other dimensions known, got {x.shape}"
-                )
-            parts = []
-            for n in (before, after):
-                block: list[Any] = list(current)  # known but the padded axis, which is n
-                block[axis] = n
-                parts.append(fill(block, value) if n else None)
-            out = concat([p for p in (parts[0], out, parts[1]) if p is not None], axis)
-            if current[axis] is not None:
-                current[axis] += before + after
-        return out
+    return pad_op(x, paddings, constant_values, name)
 
 
 def one_hot(
@@ -239,7 +237,11 @@ def one_hot(
     else:
         dt = dtypes.float32
     with get_default_graph().name_scope(name or "one_hot"):
-        out = _one_hot(indices, depth, dtype=dt)
+        out = (
+            _one_hot_of_tensor_depth(indices, depth, dt)
+            if _is_symbolic(depth)
+            else _one_hot(indices, depth, dtype=dt)
+        )
         if on_value is not None or off_value is not None:
             on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
             off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
@@ -250,6 +252,15 @@ def one_hot(
             perm = [*_builtin_range(a), nd - 1, *_builtin_range(a, nd - 1)]
             out = transpose(out, perm)
         return out
+
+
+def _one_hot_of_tensor_depth(indices: Any, depth: Any, dt: Any) -> Tensor:
+    """One-hot rows whose depth is known only at run time (``depth`` a scalar tensor, as TF takes it)."""
+    from .math import equal
+
+    i = convert_to_tensor(indices)
+    classes = range_op(0, cast(convert_to_tensor(depth), i.dtype), 1, i.dtype, "range")
+    return cast(equal(expand_dims(i, -1), classes), dt)
 
 
 def _dtype_of(value: Any) -> np.dtype:
@@ -295,12 +306,28 @@ def eye(
     dtype: Any = dtypes.float32,
     name: str = "eye",
 ) -> Tensor:
+    if _has_tensors(num_rows) or _has_tensors(num_columns) or _has_tensors(batch_shape):
+        return _eye_of_tensors(num_rows, num_columns, batch_shape, dtype, name)
     m = np.eye(
         int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dtypes.as_dtype(dtype)
     )
     if batch_shape:
         m = np.broadcast_to(m, (*batch_shape, *m.shape)).copy()
     return constant(m, name=name)
+
+
+def _eye_of_tensors(rows: Any, columns: Any, batch_shape: Any, dtype: Any, name: str) -> Tensor:
+    """An identity of a size known at run time: row index == column index, cast to ``dtype``."""
+    from .math import equal
+
+    with get_default_graph().name_scope(name):
+        r = convert_to_tensor(rows, dtype=dtypes.int32)
+        c = r if columns is None else convert_to_tensor(columns, dtype=dtypes.int32)
+        rows_at, columns_at = (range_op(0, n, 1, dtypes.int32, "range") for n in (r, c))
+        m = cast(equal(expand_dims(rows_at, 1), expand_dims(columns_at, 0)), dtypes.as_dtype(dtype))
+        if batch_shape is not None and len(batch_shape):
+            m = tile(reshape(m, [*([1] * len(batch_shape)), r, c]), [*batch_shape, 1, 1])
+        return m
 
 
 def sequence_mask(

@@ -17,6 +17,7 @@ from ..core import Graph, Operation, Tensor, get_default_graph
 from ..gradients import not_differentiable
 from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
 from ..registry import register_op
+from ..static_value import partial_shape
 from .math import add
 
 __all__ = ["random_normal", "random_shuffle", "random_uniform", "truncated_normal"]
@@ -30,14 +31,10 @@ def _static_shape(shape: Tensor) -> S.Shape:
         raise ValueError(f"shape {shape.name} must be an integer tensor, got {shape.dtype.name}")
     if shape._shape is not None and len(shape._shape) != 1:
         raise ValueError(f"shape {shape.name} must be a vector, got shape {S.format_shape(shape._shape)}")
-    if shape.op.type == "Const":
-        value = shape.op.attrs["value"]
-        if np.any(value < 0):
-            raise ValueError(f"shape {value.tolist()} has negative dimensions")
-        return tuple(int(d) for d in value)
-    if shape._shape is None or shape._shape[0] is None:
-        return None
-    return (None,) * shape._shape[0]
+    dims = partial_shape(shape)
+    if dims is not None and any(d is not None and d < 0 for d in dims):
+        raise ValueError(f"shape {list(dims)} has negative dimensions")
+    return dims
 
 
 def _random_shape(op: Operation) -> list:
@@ -74,6 +71,8 @@ def _op_seed(graph: Graph, seed: int | None) -> int | None:
 def _shape_tensor(shape: Any) -> Tensor:
     if _is_symbolic(shape):
         return convert_to_tensor(shape)
+    if isinstance(shape, (list, tuple)) and any(_is_symbolic(d) for d in shape):
+        return convert_to_tensor(shape, dtype=dtypes.int32)  # [tf.shape(x)[0], 6]: packed, as TF1
     dims = S.as_shape(list(shape) if not isinstance(shape, (int, np.integer)) else shape)
     if dims is None or any(d is None for d in dims):
         raise ValueError(f"shape {shape!r} must be fully defined (or a tensor)")

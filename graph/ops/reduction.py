@@ -13,6 +13,7 @@ from ..gradients import not_differentiable, register_gradient
 from ..legacy_args import resolve
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
+from ..static_value import static_ints
 from .math import cast, equal, not_equal
 
 
@@ -37,6 +38,7 @@ for _t in ("Sum", "Mean", "Max", "Min", "Prod"):
 def _axes(axis: Any) -> tuple[int, ...] | None:
     if axis is None:
         return None
+    axis = static_ints(axis, "reduction axis")
     if isinstance(axis, (int, np.integer)):
         return (int(axis),)
     return tuple(int(a) for a in axis)

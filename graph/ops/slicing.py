@@ -87,8 +87,62 @@ def _sliced_shape(x: Tensor, spec: tuple) -> tuple:
 
 
 def strided_slice(x: Any, key: Any, name: str = "strided_slice") -> Tensor:
+    """``x[key]``: a StridedSlice of the key's spec, or, where an index or a slice bound is a
+    tensor (``x[:, i]``, ``x[i : i + 2]``), TF's StridedSlice with tensor bounds."""
     xt = convert_to_tensor(x)
+    items = key if isinstance(key, tuple) else (key,)
+    if any(_symbolic_item(k) for k in items):
+        return _dynamic_slice_of_key(xt, items, name)
     return make_op("StridedSlice", [xt], {"spec": _normalize_key(key)}, name).outputs[0]
+
+
+def _symbolic_item(k: Any) -> bool:
+    parts = (k.start, k.stop, k.step) if isinstance(k, slice) else (k,)
+    return any(isinstance(p, Tensor) or hasattr(p, "_as_tensor") for p in parts)
+
+
+def _dynamic_slice_of_key(x: Tensor, items: tuple, name: str) -> Tensor:
+    from .dynamic_index import dynamic_strided_slice
+
+    begin: list[Any] = []
+    end: list[Any] = []
+    strides: list[Any] = []
+    masks = dict.fromkeys(("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0)
+    for i, k in enumerate(items):
+        bit = 1 << i
+        b, e, s = 0, 0, 1
+        if k is Ellipsis:
+            masks["ellipsis_mask"] |= bit
+        elif k is None:
+            masks["new_axis_mask"] |= bit
+        elif isinstance(k, slice):
+            s = 1 if k.step is None else k.step
+            if k.start is None:
+                masks["begin_mask"] |= bit
+            else:
+                b = k.start
+            if k.stop is None:
+                masks["end_mask"] |= bit
+            else:
+                e = k.stop
+        else:
+            b, e = k, k + 1
+            masks["shrink_axis_mask"] |= bit
+        begin.append(b)
+        end.append(e)
+        strides.append(s)
+    return dynamic_strided_slice(x, _vector(begin), _vector(end), _vector(strides), masks, name)
+
+
+def _vector(items: list[Any]) -> Tensor:
+    from .. import dtypes
+    from .array import stack
+    from .math import cast
+
+    if not any(isinstance(v, Tensor) or hasattr(v, "_as_tensor") for v in items):
+        return convert_to_tensor(items, dtype=dtypes.int32)
+    parts = [convert_to_tensor(v, dtype=None if hasattr(v, "dtype") else dtypes.int32) for v in items]
+    return stack([p if p.dtype == dtypes.int32 else cast(p, dtypes.int32) for p in parts])
 
 
 @register_gradient("StridedSlice")

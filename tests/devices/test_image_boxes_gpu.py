@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import antcolony as ac
-from tests.gpu_backends import gpu_config
+from tests.gpu_backends import assert_gpu_equals_cpu
 
 
 def _build(device: str) -> tuple[ac.Graph, list[ac.Tensor]]:
@@ -26,17 +26,5 @@ def _build(device: str) -> tuple[ac.Graph, list[ac.Tensor]]:
     return g, [*crops, *grads, keep]
 
 
-async def _values(config: ac.SessionConfig, device: str) -> list[np.ndarray]:
-    g, fetches = _build(device)
-    async with ac.Session(g, config=config) as sess:
-        return [np.asarray(v) for v in await sess.run(fetches)]
-
-
 async def test_crops_and_suppression_on_the_gpu_equal_the_cpus(gpu_backend):
-    config = gpu_config(gpu_backend)
-    want = await _values(config, "/cpu:0")
-    got = await _values(config, "/gpu:0")
-    for i, (a, b) in enumerate(zip(got, want, strict=True)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"fetch {i}"
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=f"fetch {i}")
-    assert got[-1].tolist() and got[-1].dtype == np.int32
+    await assert_gpu_equals_cpu(_build, gpu_backend, rtol=1e-5, atol=1e-5)

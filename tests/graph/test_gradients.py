@@ -797,6 +797,44 @@ _DW_ATTRS = {
 }
 
 
+def _dynamic_index_cases() -> list[Case]:
+    """Slicing, padding and tiling ops whose bounds are tensors (x[:, i], tf.slice / pad / tile);
+    the gradient ops are checked through second-order gradients."""
+
+    def second(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        return lambda x: ac.gradients(ac.reduce_sum(ac.square(fn(x))), x)[0]
+
+    def last(x: Any) -> Any:
+        return ac.shape(x)[0] - 1  # a tensor: the dynamic ops, not the static StridedSlice
+
+    def sliced(x: Any) -> Any:
+        return ac.slice(x, [0, last(x)], [-1, 2])
+
+    def padded(x: Any) -> Any:
+        return ac.pad(x, [[1, 0], [0, last(x)]])
+
+    return [
+        Case(
+            "DynamicStridedSlice", ("DynamicStridedSlice",), lambda x: x[last(x), 1:] * 2.0, (normal(3, 4),)
+        ),
+        Case(
+            "DynamicStridedSlice of a range",
+            ("DynamicStridedSlice",),
+            lambda x: x[:, 1 : last(x) + 1],
+            (normal(3, 4),),
+        ),
+        Case("Slice", ("Slice",), sliced, (normal(2, 4),)),
+        Case("SliceGrad", ("SliceGrad", "Slice"), second(sliced), (normal(2, 4),)),
+        Case("Pad", ("Pad",), padded, (normal(2, 3),)),
+        Case(
+            "PadV2", ("PadV2",), lambda x: ac.pad(x, [[1, 0], [0, 2]], constant_values=3.0), (normal(2, 3),)
+        ),
+        Case("PadGrad", ("PadGrad", "Pad"), second(padded), (normal(2, 3),)),
+        Case("Tile", ("Tile",), lambda x: ac.tile(x, [2, 3]), (normal(2, 3),)),
+        Case("Tile of tensor multiples", ("Tile",), lambda x: ac.tile(x, [last(x), 1]), (normal(3, 2),)),
+    ]
+
+
 def _ctc_case() -> Case:
     """CTC loss over float64 logits (the kernel sums in float64): two entries, one with a repeated
     label, the other shorter than the logits."""
@@ -823,6 +861,7 @@ CASES: list[Case] = (
     + [_lstm_gates_case()]
     + _conv_cases()
     + [_ctc_case()]
+    + _dynamic_index_cases()
 )
 
 
