@@ -11,7 +11,10 @@ from typing import Any
 
 from antcolony.errors import GraphError, UnimplementedError
 
-from . import tf_op_table_slicing  # noqa: F401 - registers the StridedSlice translators
+from . import (
+    tf_op_table_dynamic,  # noqa: F401 - registers the tensor-bound translators
+    tf_op_table_slicing,  # noqa: F401 - registers the StridedSlice translators
+)
 from .attr_value import encode_attr_value
 from .core import Graph
 from .tf_op_table import EXPORTERS, IMPORTERS, TFNodes

@@ -54,7 +54,7 @@ EXPORTERS: dict[str, ExportFn] = {}
 # Type parameters and TF-internal attrs with no antcolony counterpart.
 _DROPPED = frozenset(
     {"T", "Tidx", "Tshape", "Tperm", "Tdim", "Tparams", "Tindices", "Taxis", "TI", "SrcT", "Truncate", "N"}
-    | {"_class", "use_cudnn_on_gpu", "container", "Tpaddings", "_user_specified_name"}
+    | {"_class", "use_cudnn_on_gpu", "container", "Tpaddings", "Tmultiples", "_user_specified_name"}
 )
 
 

@@ -9,13 +9,20 @@ from typing import Any
 
 import numpy as np
 
+from antcolony.errors import UnimplementedError
+
 from .core import Operation
 from .tf_op_table import Node, TFNodes, _const_node, _export, _import, _kept
 
 
 @_import("StridedSlice")
 def _strided_slice_import(node: Node, tf: TFNodes) -> Node:
-    begin, end, strides = (tf.const_input(node, i, "spec").reshape(-1) for i in (1, 2, 3))
+    try:
+        begin, end, strides = (tf.const_input(node, i, "spec").reshape(-1) for i in (1, 2, 3))
+    except UnimplementedError:  # bounds computed at run time
+        from .tf_op_table_dynamic import dynamic_strided_slice_import
+
+        return dynamic_strided_slice_import(node)
     attr = node["attr"]
     masks = {k: int(attr.get(k, 0)) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask")}
     shrink = int(attr.get("shrink_axis_mask", 0))

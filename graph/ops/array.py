@@ -48,8 +48,9 @@ def _reshape_shape(op: Operation) -> list:
     target = op.attrs["shape"]
     if len(op.inputs) == 2:
         # The target is a tensor (TF1's reshape(x, tf.shape(y)) or [tf.shape(x)[0], -1]): the
-        # attribute holds what is known when the graph is built, None where a value is computed.
-        return [(x.dtype, target)]
+        # attribute holds what is known when the graph is built (an imported graph's: None, worked
+        # out from the input now).
+        return [(x.dtype, _reshaped(x, op.inputs[1]) if target is None else target)]
     n = S.num_elements(x._shape)
     unknown = [i for i, d in enumerate(target) if d == -1]
     if len(unknown) > 1:
@@ -276,8 +277,12 @@ def _unpack_grad(op: Operation, *grads: Tensor) -> list:
 
 @register_op("Fill")
 def _fill_shape(op: Operation) -> list:
-    # attr "shape": the static shape (None where a dimension comes from the dims input at run time).
-    return [(op.inputs[0].dtype, op.attrs["shape"])]
+    # attr "shape": the static shape (None where a dimension comes from the dims input at run time;
+    # an imported graph's: None, worked out from the dims input now).
+    shape = op.attrs["shape"]
+    if shape is None and len(op.inputs) == 2:
+        shape = partial_shape(op.inputs[1])
+    return [(op.inputs[0].dtype, shape)]
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
