@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .printing import to_host
 from .registry import Aliasing, Compute, KernelContext, register_kernel
 
 
@@ -57,13 +58,24 @@ def _apply(xp: Any, images: Any, wy: Any, wx: Any) -> Any:
     return xp.einsum("nywc,xw->nyxc", rows, wx)
 
 
+def out_size(ctx: KernelContext, size: Any) -> tuple[int, int]:
+    """The output [height, width]: the size input when the op has one (computed at run time), else
+    its ``size`` attr."""
+    if size is None:
+        return ctx.attr("size")
+    hw = [int(v) for v in to_host(size).reshape(-1)]
+    if len(hw) != 2 or min(hw) <= 0:
+        raise ValueError(f"size must be two positive ints [new_height, new_width], got {hw}")
+    return hw[0], hw[1]
+
+
 @register_kernel("ResizeBilinear", aliasing=Aliasing.FRESH, expensive=True)
 def _resize_bilinear(ctx: KernelContext) -> Compute:
     xp = ctx.xp
-    out_h, out_w = ctx.attr("size")
     ac, hp = ctx.attr("align_corners"), ctx.attr("half_pixel_centers")
 
-    def compute(images: Any) -> Any:
+    def compute(images: Any, size: Any = None) -> Any:
+        out_h, out_w = out_size(ctx, size)
         _, h, w, _ = images.shape
         wy = xp.asarray(bilinear_weights(h, out_h, ac, hp))
         wx = xp.asarray(bilinear_weights(w, out_w, ac, hp))
@@ -90,10 +102,10 @@ def _resize_bilinear_grad(ctx: KernelContext) -> Compute:
 @register_kernel("ResizeNearestNeighbor", aliasing=Aliasing.FRESH, expensive=True)
 def _resize_nearest(ctx: KernelContext) -> Compute:
     xp = ctx.xp
-    out_h, out_w = ctx.attr("size")
     ac, hp = ctx.attr("align_corners"), ctx.attr("half_pixel_centers")
 
-    def compute(images: Any) -> Any:
+    def compute(images: Any, size: Any = None) -> Any:
+        out_h, out_w = out_size(ctx, size)
         _, h, w, _ = images.shape
         iy = xp.asarray(nearest_indices(h, out_h, ac, hp))
         ix = xp.asarray(nearest_indices(w, out_w, ac, hp))
@@ -183,9 +195,9 @@ def _separable_kernel(weights: Any, grad: bool) -> Any:
         def matrices(h: int, w: int, out_h: int, out_w: int) -> tuple[Any, Any]:
             return xp.asarray(weights(h, out_h, ctx)), xp.asarray(weights(w, out_w, ctx))
 
-        def forward(images: Any) -> Any:
+        def forward(images: Any, size: Any = None) -> Any:
             _, h, w, _ = images.shape
-            wy, wx = matrices(h, w, *ctx.attr("size"))
+            wy, wx = matrices(h, w, *out_size(ctx, size))
             return _apply(xp, images.astype(np.float32), wy, wx)
 
         def backward(grads: Any, original: Any) -> Any:

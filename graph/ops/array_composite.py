@@ -20,6 +20,7 @@ from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
 from ..op_builder import _is_symbolic, convert_to_tensor, make_op
+from ..static_value import static_ints
 from . import squeeze_op as _squeeze_op  # noqa: F401 - registers the Squeeze op
 from .array import expand_dims, reshape, transpose, unstack_op
 from .array import one_hot as _one_hot
@@ -103,7 +104,8 @@ def split(
     """Split along ``axis`` into equal parts (an int) or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
     shape = _known(x, "split")
-    axis = S.normalize_axis(axis, len(shape), x.name)
+    num_or_size_splits = static_ints(num_or_size_splits, "split sizes")
+    axis = S.normalize_axis(int(static_ints(axis, "split axis")), len(shape), x.name)
     if shape[axis] is None and isinstance(num_or_size_splits, (int, np.integer)):
         return _split_unknown(x, int(num_or_size_splits), axis, name)
     total = _static_dim(x, axis, "split")
@@ -331,16 +333,21 @@ def _eye_of_tensors(rows: Any, columns: Any, batch_shape: Any, dtype: Any, name:
 
 
 def sequence_mask(
-    lengths: Any, maxlen: int | None = None, dtype: Any = dtypes.bool_, name: str | None = None
+    lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, name: str | None = None
 ) -> Tensor:
     """``mask[..., j] = j < lengths[...]`` for j < maxlen."""
     with get_default_graph().name_scope(name or "SequenceMask"):
-        if maxlen is None:
-            if _is_symbolic(lengths):
-                raise GraphError("sequence_mask needs maxlen when lengths is a tensor")
-            maxlen = int(np.max(lengths)) if np.size(lengths) else 0
         lt = convert_to_tensor(lengths)
-        positions = constant(np.arange(int(maxlen), dtype=lt.dtype))
+        if maxlen is None and _is_symbolic(lengths):
+            from .reduction import reduce_max
+
+            maxlen = reduce_max(lt)  # as TF: the longest length, computed at run time
+        if maxlen is None:
+            maxlen = int(np.max(lengths)) if np.size(lengths) else 0
+        if _is_symbolic(maxlen):
+            positions = range_op(0, cast(convert_to_tensor(maxlen), lt.dtype), 1, lt.dtype, "Range")
+        else:
+            positions = constant(np.arange(int(maxlen), dtype=lt.dtype))
         mask = less(positions, expand_dims(lt, -1))
         dt = dtypes.as_dtype(dtype)
         return mask if dt == dtypes.bool_ else cast(mask, dt)

@@ -6,8 +6,9 @@ and ``identity_n`` (compositions). Kernels: devices/kernels/array_more.py.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from antcolony.errors import GraphError
 
@@ -77,20 +78,31 @@ for _t in ("Unique", "UniqueWithCounts", "ListDiff", "StableArgsort"):
     not_differentiable(_t)
 
 
-def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
+class UniqueOutput(NamedTuple):
+    """``tf.unique``'s result, as TF1 names its fields."""
+
+    y: Tensor
+    idx: Tensor
+
+
+# ``count`` would shadow tuple.count in a typing.NamedTuple; TF1's is a collections.namedtuple too
+UniqueWithCountsOutput = collections.namedtuple("UniqueWithCountsOutput", ["y", "idx", "count"])
+
+
+def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> UniqueOutput:
     """(the distinct values of 1-D ``x`` in order of first occurrence, each element's index in it)."""
     t = convert_to_tensor(x)
     op = make_op("Unique", [t], {"out_idx": dtypes.as_dtype(out_idx)}, name or "Unique")
-    return op.outputs[0], op.outputs[1]
+    return UniqueOutput(op.outputs[0], op.outputs[1])
 
 
 def unique_with_counts(
     x: Any, out_idx: Any = dtypes.int32, name: str | None = None
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> UniqueWithCountsOutput:
     """``unique``'s two outputs and how often each distinct value occurs."""
     t = convert_to_tensor(x)
     op = make_op("UniqueWithCounts", [t], {"out_idx": dtypes.as_dtype(out_idx)}, name or "UniqueWithCounts")
-    return op.outputs[0], op.outputs[1], op.outputs[2]
+    return UniqueWithCountsOutput(op.outputs[0], op.outputs[1], op.outputs[2])
 
 
 def setdiff1d(

@@ -19,6 +19,7 @@ from ..core import Operation, Tensor
 from ..gradients import register_gradient
 from ..op_builder import make_op
 from ..registry import register_op
+from ..static_value import partial_shape
 from .constant import constant
 from .conv_geometry import PADDINGS, spatial_axes, window_of
 
@@ -29,14 +30,9 @@ CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilatio
 
 def static_sizes(t: Tensor) -> tuple[int | None, ...] | None:
     """What is known at build time of a shape-vector input (``input_sizes``, ``filter_sizes``):
-    a constant's value, or the static shape of the tensor a ``Shape`` op reads."""
-    op = t.op
-    if op.type == "Const":
-        return tuple(int(v) for v in op.attrs["value"].reshape(-1))
-    if op.type == "Shape":
-        return op.inputs[0]._shape
-    n = t._shape[0] if t._shape is not None and len(t._shape) == 1 else None
-    return None if n is None else (None,) * n
+    a constant's value, the static shape of the tensor a ``Shape`` op reads, the known parts of a
+    ``tf.stack([batch, 8, 8, 2])`` (graph/static_value.py)."""
+    return partial_shape(t)
 
 
 def _rank4(shape: Any, what: str, t: Tensor) -> tuple[int | None, ...] | None:

@@ -21,16 +21,31 @@ from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
 from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
+from ..static_value import partial_value
 
 __all__ = ["resize_area", "resize_bicubic", "resize_bilinear", "resize_nearest_neighbor"]
 
 
+def _size_arg(size: Any, what: str) -> tuple[tuple[Any, Any], Tensor | None]:
+    """``size`` as the op's ``size`` attr (what is known now) and, when part of it is computed at
+    run time (``tf.shape(y)[1:3]``), the tensor the kernel reads it from."""
+    if (
+        isinstance(size, Tensor)
+        or hasattr(size, "_as_tensor")
+        or (isinstance(size, (list, tuple)) and any(isinstance(d, Tensor) for d in size))
+    ):
+        t = convert_to_tensor(size, dtype=None if isinstance(size, Tensor) else dtypes.int32)
+        known = partial_value(t)
+        if not (isinstance(known, list) and None not in known):
+            if t.dtype.kind not in "iu" or (t._shape is not None and t._shape != (2,)):
+                raise GraphError(f"{what}: size {t.name} must be an int vector [new_height, new_width]")
+            hw = known if isinstance(known, list) and len(known) == 2 else [None, None]
+            return (hw[0], hw[1]), t
+        size = known
+    return _static_size(size, what), None
+
+
 def _static_size(size: Any, what: str) -> tuple[int, int]:
-    if isinstance(size, Tensor) or hasattr(size, "_as_tensor"):
-        t = convert_to_tensor(size)
-        if t.op.type != "Const":
-            raise GraphError(f"{what}: size {t.name} must be a constant [new_height, new_width]")
-        size = t.op.attrs["value"]
     hw = np.asarray(size).reshape(-1)
     if hw.shape != (2,) or np.any(hw <= 0):
         raise GraphError(f"{what}: size must be two positive ints [new_height, new_width], got {size!r}")
@@ -78,10 +93,12 @@ def _resize(
         raise GraphError(f"{op_type}: images {x.name} must be real numbers, got {x.dtype.name}")
     if align_corners and half_pixel_centers:
         raise GraphError(f"{op_type}: align_corners and half_pixel_centers cannot both be True")
-    attrs = {"size": _static_size(size, op_type), "align_corners": bool(align_corners)}
+    static, dynamic = _size_arg(size, op_type)
+    attrs = {"size": static, "align_corners": bool(align_corners)}
     if op_type != "ResizeArea":  # TF1's ResizeArea has no half_pixel_centers attr
         attrs["half_pixel_centers"] = bool(half_pixel_centers)
-    return make_op(op_type, [x], attrs, name or op_type).outputs[0]
+    inputs = [x] if dynamic is None else [x, dynamic]
+    return make_op(op_type, inputs, attrs, name or op_type).outputs[0]
 
 
 def resize_bilinear(
@@ -126,10 +143,10 @@ def resize_area(images: Any, size: Any, align_corners: bool = False, name: str |
 def _interpolation_grad(op: Operation, grad: Tensor) -> list:
     x = op.inputs[0]
     if x.dtype.kind != "f":
-        return [None]
+        return [None] * len(op.inputs)
     attrs = {k: op.attrs[k] for k in ("align_corners", "half_pixel_centers")}
     grad_type = f"{op.type}Grad"
-    return [make_op(grad_type, [grad, x], attrs, grad_type).outputs[0]]
+    return [make_op(grad_type, [grad, x], attrs, grad_type).outputs[0], *[None] * (len(op.inputs) - 1)]
 
 
 register_gradient("ResizeBilinear")(_interpolation_grad)
@@ -146,7 +163,8 @@ def _resize_nearest_grad(op: Operation, grad: Tensor) -> list:
         "align_corners": op.attrs["align_corners"],
         "half_pixel_centers": op.attrs["half_pixel_centers"],
     }
-    return [make_op("ResizeNearestNeighborGrad", [grad], attrs, "ResizeNearestNeighborGrad").outputs[0]]
+    grad_op = make_op("ResizeNearestNeighborGrad", [grad], attrs, "ResizeNearestNeighborGrad")
+    return [grad_op.outputs[0], *[None] * (len(op.inputs) - 1)]
 
 
 class ResizeMethod:
@@ -193,9 +211,9 @@ def resize_images(
         if x._shape is None or len(x._shape) not in (3, 4):
             raise GraphError(f"resize_images: images {x.name} must be 3-D or 4-D of known rank")
         batched = len(x._shape) == 4
-        new_h, new_w = _static_size(size, "resize_images")
-        if x._shape[-3:-1] == (new_h, new_w):
+        (new_h, new_w), dynamic = _size_arg(size, "resize_images")
+        if dynamic is None and x._shape[-3:-1] == (new_h, new_w):
             return x
         batch = x if batched else expand_dims(x, 0)
-        out = resizer(batch, (new_h, new_w), align_corners=align_corners)
+        out = resizer(batch, (new_h, new_w) if dynamic is None else dynamic, align_corners=align_corners)
         return out if batched else squeeze(out, [0])

@@ -169,36 +169,50 @@ def to_bfloat16(x: Any, name: str = "ToBFloat16") -> Tensor:
 
 
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
-    """Sum over ``axes`` of a and b (an int n: a's last n with b's first n; or two lists of axes)."""
+    """Sum over ``axes`` of a and b (an int n: a's last n with b's first n; or two lists of axes).
+    Dimensions unknown now (a batch) are read from the inputs' shapes at run time."""
     with get_default_graph().name_scope(name or "Tensordot"):
         at, bt = convert_to_tensor(a), convert_to_tensor(b)
         sa, sb = at._shape, bt._shape
-        if sa is None or sb is None or not S.is_fully_defined(sa) or not S.is_fully_defined(sb):
-            raise GraphError(f"tensordot needs fully known shapes, got {at.shape} and {bt.shape}")
-        if isinstance(axes, (int, np.integer)):
-            ax_a = list(range(len(sa) - int(axes), len(sa)))
-            ax_b = list(range(int(axes)))
-        else:
-            ax_a, ax_b = (
-                [axes[0]] if isinstance(axes[0], int) else list(axes[0]),
-                [axes[1]] if isinstance(axes[1], int) else list(axes[1]),
-            )
-        ax_a = [S.normalize_axis(i, len(sa), at.name) for i in ax_a]
-        ax_b = [S.normalize_axis(i, len(sb), bt.name) for i in ax_b]
-        if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
+        if sa is None or sb is None:
+            raise GraphError(f"tensordot needs inputs of known rank, got {at.shape} and {bt.shape}")
+        ax_a, ax_b = _tensordot_axes(axes, len(sa), len(sb), at, bt)
+        known = [(sa[i], sb[j]) for i, j in zip(ax_a, ax_b, strict=True) if None not in (sa[i], sb[j])]
+        if any(x != y for x, y in known):
             raise GraphError(
                 f"tensordot: contracted dims {[sa[i] for i in ax_a]} and {[sb[i] for i in ax_b]} differ"
             )
         free_a = [i for i in range(len(sa)) if i not in ax_a]
         free_b = [i for i in range(len(sb)) if i not in ax_b]
-        k = int(np.prod([sa[i] for i in ax_a], dtype=np.int64))
-        left = reshape(
-            transpose(at, free_a + ax_a), [int(np.prod([sa[i] for i in free_a], dtype=np.int64)), k]
-        )
-        right = reshape(
-            transpose(bt, ax_b + free_b), [k, int(np.prod([sb[i] for i in free_b], dtype=np.int64))]
-        )
-        return reshape(matmul(left, right), [sa[i] for i in free_a] + [sb[i] for i in free_b])
+        da, db = _dims(at), _dims(bt)
+        k = _product([da[i] for i in ax_a])
+        left = reshape(transpose(at, free_a + ax_a), [_product([da[i] for i in free_a]), k])
+        right = reshape(transpose(bt, ax_b + free_b), [k, _product([db[i] for i in free_b])])
+        return reshape(matmul(left, right), [da[i] for i in free_a] + [db[i] for i in free_b])
+
+
+def _tensordot_axes(axes: Any, ra: int, rb: int, at: Tensor, bt: Tensor) -> tuple[list[int], list[int]]:
+    if isinstance(axes, (int, np.integer)):
+        return list(range(ra - int(axes), ra)), list(range(int(axes)))
+    ax_a = [axes[0]] if isinstance(axes[0], int) else list(axes[0])
+    ax_b = [axes[1]] if isinstance(axes[1], int) else list(axes[1])
+    return [S.normalize_axis(i, ra, at.name) for i in ax_a], [S.normalize_axis(i, rb, bt.name) for i in ax_b]
+
+
+def _dims(t: Tensor) -> list[Any]:
+    """Each dimension of ``t``: an int where known now, else a scalar tensor read at run time."""
+    from .array import shape
+
+    assert t._shape is not None
+    dynamic = None if S.is_fully_defined(t._shape) else shape(t)
+    return [d if d is not None else dynamic[i] for i, d in enumerate(t._shape)]  # type: ignore[index]
+
+
+def _product(dims: list[Any]) -> Any:
+    out: Any = 1
+    for d in dims:
+        out = out * d
+    return out
 
 
 def cumsum(

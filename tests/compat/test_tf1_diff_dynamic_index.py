@@ -63,6 +63,29 @@ CASES = {
 for _name, _fn in CASES.items():
     T.case(_name, X, I, unknown_batch=True)(_fn)
 
+LENGTHS = np.array([3, 1, 4, 2, 4, 0], np.int32)
+IMG = normal(2, 4, 4, 3, tag="dyn_img")
+FILTER = normal(3, 3, 2, 3, tag="dyn_filter")
+IDIOMS = {
+    "sequence_mask_tensor_maxlen": (
+        lambda tf, lengths: tf.sequence_mask(lengths, tf.reduce_max(lengths)),
+        (LENGTHS,),
+    ),
+    "sequence_mask_no_maxlen": (lambda tf, lengths: tf.sequence_mask(lengths, dtype=tf.float32), (LENGTHS,)),
+    "tensordot_unknown_batch": (lambda tf, x: tf.tensordot(x, tf.ones([5, 3]) * 0.5, 1), (X,)),
+    "tensordot_axes_lists": (lambda tf, x: tf.tensordot(x, x[0], [[1, 2], [0, 1]]), (X,)),
+    "resize_to_tensor_size": (lambda tf, im: tf.image.resize_bilinear(im, tf.shape(im)[1:3] * 2), (IMG,)),
+    "resize_images_like": (lambda tf, im: tf.image.resize_images(im, tf.shape(im[:, :3, :2])[1:3]), (IMG,)),
+    "conv2d_transpose_stacked_shape": (
+        lambda tf, im: tf.nn.conv2d_transpose(im, FILTER, tf.stack([tf.shape(im)[0], 8, 8, 2]), [1, 2, 2, 1]),
+        (IMG,),
+    ),
+    "unique_fields": (lambda tf, v: [tf.unique(v).y, tf.unique(v).idx], (LENGTHS,)),
+    "split_constant_tensor_sizes": (lambda tf, x: tf.split(x, tf.constant([2, 3]), axis=2)[1], (X,)),
+}
+for _name, (_fn, _inputs) in IDIOMS.items():
+    T.case(_name, *_inputs, unknown_batch=True)(_fn)
+
 
 @pytest.mark.parametrize("case", T.params())
 def test_dynamic_indexing_matches_tf1(case) -> None:  # type: ignore[no-untyped-def]
@@ -82,6 +105,8 @@ SHAPES = [
     "tf.strided_slice(x, [0, i, 0], [2, i + 1, 5], shrink_axis_mask=2)", "tf.strided_slice(x, [0, 0, 0], [2, 2, 5])",
     "tf.tile(x, [n, 1, 1])", "tf.tile(x, tf.stack([1, i, 1]))", "tf.pad(x, [[0, 0], [i, 1], [0, 0]])",
     "tf.pad(x, [[0, 0], [1, 1], [0, 0]])", "tf.eye(n)", "tf.eye(3, n)", "tf.one_hot(i, n)",
+    "tf.sequence_mask(tf.range(n), n)", "tf.tensordot(x, tf.ones([5, 3]), 1)", "tf.tensordot(x, x, [[1, 2], [1, 2]])",
+    "tf.nn.conv2d_transpose(tf.zeros([n, 4, 4, 3]), tf.ones([3, 3, 2, 3]), tf.stack([n, 8, 8, 2]), [1, 2, 2, 1])",
 ]  # fmt: skip
 
 
