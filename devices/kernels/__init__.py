@@ -21,6 +21,7 @@ from . import (  # noqa: F401  # noqa: F401
     image,
     image_boxes,
     image_codecs,
+    image_patches,
     linalg,
     linalg_eigh,
     lstm,

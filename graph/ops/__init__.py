@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     dynamic_index,
     einsum,
     image_boxes,
+    image_patches,
     image_resize,
     linalg_decomp,
     linalg_decomp_grad,

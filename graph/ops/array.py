@@ -30,6 +30,14 @@ def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> 
     return make_op("Shape", [x], {"out_type": dtypes.as_dtype(out_type)}, name or "Shape").outputs[0]
 
 
+def dims_of(t: Tensor) -> list[Any]:
+    """Each dimension of ``t`` (of known rank): an int where known now, else a scalar tensor read
+    from its shape at run time (composites that reshape an unknown batch)."""
+    assert t._shape is not None
+    dynamic = None if S.is_fully_defined(t._shape) else shape(t)
+    return [d if d is not None else dynamic[i] for i, d in enumerate(t._shape)]  # type: ignore[index]
+
+
 @register_op("Size")
 def _size_shape(op: Operation) -> list:
     return [(dtypes.int32, ())]

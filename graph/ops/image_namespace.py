@@ -52,6 +52,7 @@ from .image_hsv import (
     yiq_to_rgb,
     yuv_to_rgb,
 )
+from .image_patches import extract_patches
 from .image_resize import (
     ResizeMethod,
     resize_area,
@@ -80,6 +81,7 @@ __all__ = [
     "decode_png",
     "encode_jpeg",
     "encode_png",
+    "extract_patches",
     "flip_left_right",
     "flip_up_down",
     "grayscale_to_rgb",

@@ -15,7 +15,7 @@ from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
 from ..op_builder import convert_to_tensor
-from .array import reshape, transpose, where
+from .array import dims_of, reshape, transpose, where
 from .constant import constant
 from .control import stop_gradient
 from .math import cast, divide, equal, exp, log, matmul, negative, not_equal
@@ -184,7 +184,7 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
             )
         free_a = [i for i in range(len(sa)) if i not in ax_a]
         free_b = [i for i in range(len(sb)) if i not in ax_b]
-        da, db = _dims(at), _dims(bt)
+        da, db = dims_of(at), dims_of(bt)
         k = _product([da[i] for i in ax_a])
         left = reshape(transpose(at, free_a + ax_a), [_product([da[i] for i in free_a]), k])
         right = reshape(transpose(bt, ax_b + free_b), [k, _product([db[i] for i in free_b])])
@@ -197,15 +197,6 @@ def _tensordot_axes(axes: Any, ra: int, rb: int, at: Tensor, bt: Tensor) -> tupl
     ax_a = [axes[0]] if isinstance(axes[0], int) else list(axes[0])
     ax_b = [axes[1]] if isinstance(axes[1], int) else list(axes[1])
     return [S.normalize_axis(i, ra, at.name) for i in ax_a], [S.normalize_axis(i, rb, bt.name) for i in ax_b]
-
-
-def _dims(t: Tensor) -> list[Any]:
-    """Each dimension of ``t``: an int where known now, else a scalar tensor read at run time."""
-    from .array import shape
-
-    assert t._shape is not None
-    dynamic = None if S.is_fully_defined(t._shape) else shape(t)
-    return [d if d is not None else dynamic[i] for i, d in enumerate(t._shape)]  # type: ignore[index]
 
 
 def _product(dims: list[Any]) -> Any:

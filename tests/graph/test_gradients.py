@@ -835,6 +835,23 @@ def _dynamic_index_cases() -> list[Case]:
     ]
 
 
+def _patches_cases() -> list[Case]:
+    """extract_image_patches (SAME, strided, dilated) and, through a second-order gradient, its
+    gradient op."""
+    from antcolony.graph.ops.image_patches import extract_image_patches
+
+    def patches(x: Any) -> Any:
+        return extract_image_patches(x, [1, 2, 3, 1], [1, 2, 1, 1], [1, 1, 2, 1], "SAME")
+
+    def second(x: Any) -> Any:
+        return ac.gradients(ac.reduce_sum(ac.square(patches(x))), x)[0]
+
+    return [
+        Case("ExtractImagePatches", ("ExtractImagePatches",), patches, (normal(2, 5, 6, 2),)),
+        Case("ExtractImagePatchesGrad", ("ExtractImagePatchesGrad",), second, (normal(2, 5, 6, 2),)),
+    ]
+
+
 def _ctc_case() -> Case:
     """CTC loss over float64 logits (the kernel sums in float64): two entries, one with a repeated
     label, the other shorter than the logits."""
@@ -862,6 +879,7 @@ CASES: list[Case] = (
     + _conv_cases()
     + [_ctc_case()]
     + _dynamic_index_cases()
+    + _patches_cases()
 )
 
 

@@ -40,6 +40,7 @@ from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_s
 from antcolony.graph.ops.edit_distance import edit_distance
 from antcolony.graph.ops.file_ops import matching_files
 from antcolony.graph.ops.image_codecs import read_file, write_file
+from antcolony.graph.ops.image_patches import extract_image_patches
 from antcolony.graph.ops.linalg_eigh import cross, self_adjoint_eig, self_adjoint_eigvals
 from antcolony.graph.ops.logging_ops import print_v2 as print
 from antcolony.graph.ops.parsing_ops import (
@@ -62,6 +63,12 @@ from antcolony.graph.ops.readers import (
     TFRecordReader,
     WholeFileReader,
     decode_csv,
+)
+from antcolony.graph.ops.space_batch import (
+    batch_to_space,
+    batch_to_space_nd,
+    space_to_batch,
+    space_to_batch_nd,
 )
 from antcolony.graph.ops.sparse_more import (
     sparse_add,
@@ -128,6 +135,8 @@ __all__ = [
     "WholeFileReader",
     "accumulate_n",
     "app",
+    "batch_to_space",
+    "batch_to_space_nd",
     "broadcast_dynamic_shape",
     "broadcast_static_shape",
     "compat",
@@ -147,6 +156,7 @@ __all__ = [
     "enable_v2_behavior",
     "errors",
     "executing_eagerly",
+    "extract_image_patches",
     "flags",
     "get_default_session",
     "gfile",
@@ -171,6 +181,8 @@ __all__ = [
     "repeat",
     "self_adjoint_eig",
     "self_adjoint_eigvals",
+    "space_to_batch",
+    "space_to_batch_nd",
     "sparse",
     "sparse_add",
     "sparse_placeholder",
