@@ -79,6 +79,7 @@ from antcolony.graph.ops.nn_more import (
     zero_fraction,
 )
 from antcolony.graph.ops.normalization import batch_normalization, l2_normalize, moments
+from antcolony.graph.ops.pool_argmax import max_pool_with_argmax
 from antcolony.graph.ops.pooling import avg_pool, avg_pool2d, max_pool, max_pool2d
 from antcolony.graph.ops.sampled_losses import nce_loss, sampled_softmax_loss
 from antcolony.graph.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn, static_rnn
@@ -131,6 +132,7 @@ __all__ = [
     "max_pool2d",
     "max_pool3d",
     "max_pool_v2",
+    "max_pool_with_argmax",
     "moments",
     "nce_loss",
     "normalize_moments",

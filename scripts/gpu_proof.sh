@@ -160,7 +160,8 @@ else
     TESTS=(tests/devices/test_gpu_execution.py tests/devices/test_gpu_pipeline.py
            tests/devices/test_gpu_streams.py tests/devices/test_gpu_share.py tests/devices/test_backends.py
            tests/devices/test_ufunc_at.py tests/devices/test_window_ops_gpu.py
-           tests/devices/test_image_boxes_gpu.py tests/devices/test_dynamic_index_gpu.py)
+           tests/devices/test_image_boxes_gpu.py tests/devices/test_dynamic_index_gpu.py
+           tests/devices/test_patches_gpu.py)
     MEMTESTS=(tests/devices/test_gpu_memory.py tests/devices/test_vmem.py)
     PERCENTS=(25 50 75)
     PACE_GRAPHS=("8-matmul chain" "16 parallel matmuls" "digits MLP train")

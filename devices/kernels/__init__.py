@@ -31,6 +31,7 @@ from . import (  # noqa: F401  # noqa: F401
     nn,
     parsing,
     partition,
+    pool_argmax,
     pooling,
     printing,
     py_func,

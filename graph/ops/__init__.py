@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     nn,
     parsing_ops,
     partition,
+    pool_argmax,
     pooling,
     queues,
     random,

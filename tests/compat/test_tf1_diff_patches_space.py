@@ -1,7 +1,7 @@
 """Differential test against TensorFlow 1: ``tf.extract_image_patches`` / ``tf.image.extract_patches``
-(sizes, strides, rates, both paddings) and ``tf.space_to_batch_nd`` / ``batch_to_space_nd`` (and the
-4-D ``space_to_batch`` / ``batch_to_space``), values and gradients, over an unknown batch; see
-tf1_diff.py."""
+(sizes, strides, rates, both paddings), ``tf.space_to_batch_nd`` / ``batch_to_space_nd`` (and the
+4-D ``space_to_batch`` / ``batch_to_space``) and ``tf.nn.max_pool_with_argmax`` (indices with and
+without the batch, int32 / int64, ties), values and gradients; see tf1_diff.py."""
 
 from __future__ import annotations
 
@@ -49,6 +49,28 @@ T.case("batch_to_space_nd_cropped", normal(8, 3, 2, 2, tag="b2s"), unknown_batch
 T.case("space_to_batch_4d", IMG, unknown_batch=True)(lambda tf, x: tf.space_to_batch(x, [[1, 0], [0, 0]], 2))
 T.case("batch_to_space_4d", normal(8, 3, 2, 2, tag="b2s4"), unknown_batch=True)(
     lambda tf, x: tf.batch_to_space(x, [[0, 1], [1, 0]], 2)
+)
+
+
+DISTINCT = (normal(2, 7, 6, 3, tag="argmax_img") * 10).round(3)  # no ties within a window
+TIES = (normal(2, 6, 6, 2, tag="argmax_ties") > 0).astype("float32")  # ties: the first maximum wins
+ARGMAX = {
+    "valid_2x2": ([1, 2, 2, 1], [1, 2, 2, 1], "VALID", {}),
+    "same_3x3_stride2": ([1, 3, 3, 1], [1, 2, 2, 1], "SAME", {}),
+    "same_overlapping_batch_index": ([1, 3, 2, 1], [1, 1, 2, 1], "SAME", {"include_batch_in_index": True}),
+    "int32_index": ([1, 2, 3, 1], [1, 2, 3, 1], "VALID", {"Targmax": "int32"}),
+}
+for _name, (_k, _s, _p, _kw) in ARGMAX.items():
+    # TF has no CPU kernel for the gradient with int32 indices: the forward only there
+    T.case(f"max_pool_with_argmax_{_name}", DISTINCT, grad="Targmax" not in _kw)(
+        lambda tf, x, k=_k, s=_s, p=_p, kw=_kw: list(
+            tf.nn.max_pool_with_argmax(
+                x, k, s, p, **{a: getattr(tf, v) if a == "Targmax" else v for a, v in kw.items()}
+            )
+        )
+    )
+T.case("max_pool_with_argmax_ties", TIES)(
+    lambda tf, x: list(tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))
 )
 
 

@@ -836,8 +836,8 @@ def _dynamic_index_cases() -> list[Case]:
 
 
 def _patches_cases() -> list[Case]:
-    """extract_image_patches (SAME, strided, dilated) and, through a second-order gradient, its
-    gradient op."""
+    """max_pool_with_argmax, and extract_image_patches (SAME, strided, dilated) and, through a
+    second-order gradient, its gradient op."""
     from antcolony.graph.ops.image_patches import extract_image_patches
 
     def patches(x: Any) -> Any:
@@ -846,7 +846,11 @@ def _patches_cases() -> list[Case]:
     def second(x: Any) -> Any:
         return ac.gradients(ac.reduce_sum(ac.square(patches(x))), x)[0]
 
+    def pooled(x: Any) -> Any:
+        return ac.nn.max_pool_with_argmax(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME")[0]
+
     return [
+        Case("MaxPoolWithArgmax", ("MaxPoolWithArgmax",), pooled, (distinct(2, 5, 4, 2),)),
         Case("ExtractImagePatches", ("ExtractImagePatches",), patches, (normal(2, 5, 6, 2),)),
         Case("ExtractImagePatchesGrad", ("ExtractImagePatchesGrad",), second, (normal(2, 5, 6, 2),)),
     ]
