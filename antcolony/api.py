@@ -59,6 +59,7 @@ from antcolony.graph.graph_keys import (
     get_collection,
     get_collection_ref,
 )
+from antcolony.graph.hessians import hessians
 from antcolony.graph.indexed_slices import IndexedSlices, IndexedSlicesValue
 from antcolony.graph.initializers import (
     constant_initializer,
@@ -471,6 +472,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "group",
+    "hessians",
     "identity",
     "identity_n",
     "image",
