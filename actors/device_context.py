@@ -55,6 +55,12 @@ class SessionDevices:
         total = static_input_elements(op)
         return total is not None and total < self.inline_threshold * kd.inline_scale
 
+    def worker_kernel(self, op: Operation, device: str) -> bool:
+        """True when ``op``'s kernel on ``device`` may run on a worker thread inside a fused loop
+        (loop_fusion.py): a host kernel that never blocks nor waits on other steps' work."""
+        kd = find_kernel(op.type, _device_type(device))
+        return kd is not None and not kd.blocking and device == HOST
+
     def kernel_inline_threshold(self, op: Operation, device: str) -> int:
         """Input elements from which ``op``'s expensive kernel is launched on its worker instead
         of running inline: the session's ``inline_threshold`` times the kernel's ``inline_scale``."""

@@ -1,20 +1,23 @@
-"""Loop fusion, when planning: a while-loop frame of cheap, stateless CPU ops becomes one node
-(MXNet's bulk segments, applied to loops).
+"""Loop fusion, when planning: a while-loop frame of CPU ops becomes one node (MXNet's bulk
+segments, applied to loops).
 
 Unfused, one loop iteration is some twenty actor messages through the frame's Merge, Switch,
 Identity, LoopCond, kernel and NextIteration nodes. ``fuse_loops`` replaces each fusable frame
 of a partition's plan by one ``FusedLoopPlan`` node whose inputs are the frame's Enter inputs
 (loop variables and invariants) and whose outputs are its Exit outputs; its node actor
 (``actors/fused_loop.py``) runs the iterations itself, through the ``LoopLayout`` built here
-(``loop_layout.py``): the frame's ops in a fixed order over a flat list of value slots.
+(``loop_layout.py``): the frame's ops in a fixed order over a flat list of value slots. A frame
+whose kernels all run inline is run on the event loop in chunks; one with a kernel that may
+leave the event loop (expensive on inputs of unknown or large static shape: a dynamic_rnn
+cell's MatMul) is run whole on the CPU worker, one launch per loop run, as one long kernel.
 
 A frame is fused when (``_why_not`` names the first reason otherwise):
 
 - its partition is the host CPU (a GPU loop keeps its kernels on the GPU's streams);
-- every op in it has a kernel that runs inline whatever is fed (not blocking; not expensive,
-  or expensive on inputs whose static shapes hold fewer elements than the inline threshold) and
-  is stateless: no variable, random, print, accumulator or other stateful op, no variable
-  reference routed in;
+- every op in it has a CPU kernel that never blocks or waits on other steps' work, and is
+  stateless or keeps its state in a handle made per run (``HANDLE_STATE_OPS``: TensorArrays and
+  the accumulators of loop gradients, whose order is the data order of their handle and flow):
+  no variable, random, print or other stateful op, no variable reference routed in;
 - it holds no nested loop frame and no Recv, and nothing in it but its Exits is fetched, sent to
   another partition or consumed outside it;
 - it has while_loop's shape (checked by ``loop_layout.build_layout``).
@@ -32,12 +35,18 @@ from antcolony.actors.loop_layout import LoopLayout, NotFusable, build_layout
 from antcolony.actors.loop_program import LoopProgram
 from antcolony.actors.messages import CONTROL
 from antcolony.actors.node import NodeSpec
+from antcolony.graph.control_flow.ops import ACCUMULATOR_OPS
 from antcolony.graph.passes import HOST
 
 logger = logging.getLogger(__name__)
 
 #: ``NodeSpec.role`` of a fused loop's node (``node_class`` picks ``FusedLoopNode`` for it).
 FUSED_LOOP = "FusedLoop"
+
+#: Stateful ops a fused loop may hold: their state lives in a handle a kernel makes per run (a
+#: TensorArray's store, an accumulator), which reaches its readers and writers as a value, so the
+#: graph's data edges order every use of it as the fused loop's fixed op order does.
+HANDLE_STATE_OPS = ACCUMULATOR_OPS | {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayCloseV3"}
 
 
 class FusedLoopOp:
@@ -56,8 +65,11 @@ class FusedLoopPlan:
     """A fused loop frame in a partition's plan. It has the fields of a ``PlannedNode`` that the
     planner wires (edges, fetches, sends, bound inputs, expected inputs) and binds like one."""
 
-    def __init__(self, device: str, layout: LoopLayout, exit_outputs: tuple[Any, ...]) -> None:
+    def __init__(
+        self, device: str, layout: LoopLayout, exit_outputs: tuple[Any, ...], on_worker: bool = False
+    ) -> None:
         self.device = device
+        self.on_worker = on_worker  # a kernel may leave the event loop: run on the CPU worker
         self.op = FusedLoopOp(layout.name, device, exit_outputs)
         self.transfer = None
         self.layout = layout
@@ -82,9 +94,10 @@ class FusedLoopPlan:
             compute=None,
             num_inputs=len(self.layout.inputs),
             single_output=len(self.layout.exits) == 1,
-            expensive=False,
+            expensive=self.on_worker,
             inline_threshold=0,
             device=self.device,
+            worker=ctx.worker(self.device) if self.on_worker else None,
             out_edges=tuple(self.out_edges),
             fetch_slots=tuple(self.fetch_slots),
             bound_inputs=tuple((slot, constants[id(op)]) for slot, op in self.bound_inputs),
@@ -97,10 +110,13 @@ class FusedLoopPlan:
         )
 
 
-def fuse_loops(plan: Any, inline_kernel: Callable[[Any, str], bool]) -> None:
+def fuse_loops(
+    plan: Any, inline_kernel: Callable[[Any, str], bool], worker_kernel: Callable[[Any, str], bool]
+) -> None:
     """Replace each fusable loop frame of ``plan`` (an ``ExecutorPlan`` before its expected
     inputs and roots are counted) by one ``FusedLoopPlan``; ``inline_kernel(op, device)`` says
-    whether an op's kernel runs inline whatever is fed."""
+    whether an op's kernel runs inline whatever is fed, ``worker_kernel(op, device)`` whether
+    it may run on a worker thread inside a fused loop."""
     nodes = plan.nodes
     ins = _in_edges(plan)
     frames: dict[str, list[int]] = {}
@@ -113,7 +129,7 @@ def fuse_loops(plan: Any, inline_kernel: Callable[[Any, str], bool]) -> None:
         try:
             if members is None:
                 raise NotFusable("it holds a nested loop")
-            why = _why_not(plan, members, ins, inline_kernel)
+            why = _why_not(plan, members, ins, worker_kernel)
             if why is not None:
                 raise NotFusable(why)
             layout = build_layout(name, nodes, sorted(members), ins)
@@ -121,7 +137,10 @@ def fuse_loops(plan: Any, inline_kernel: Callable[[Any, str], bool]) -> None:
             logger.debug("loop %r on %s is not fused: %s", name, plan.device, exc)
             continue
         exits = tuple(nodes[x].op.outputs[0] for x in layout.exit_nodes)
-        fusions.append((sorted(members), FusedLoopPlan(plan.device, layout, exits)))
+        on_worker = any(
+            nodes[i].role is None and not inline_kernel(nodes[i].op, plan.device) for i in members
+        )
+        fusions.append((sorted(members), FusedLoopPlan(plan.device, layout, exits, on_worker)))
     if fusions:
         _rewrite(plan, fusions)
 
@@ -160,7 +179,7 @@ def _why_not(
     plan: Any,
     members: set[int],
     ins: list[list[tuple[int, int, int]]],
-    inline_kernel: Callable[[Any, str], bool],
+    worker_kernel: Callable[[Any, str], bool],
 ) -> str | None:
     """Why the frame of ``members`` must not be fused (None: it may be, if it has a loop's shape)."""
     if plan.device != HOST:
@@ -177,10 +196,10 @@ def _why_not(
         if node.role != "Exit" and any(dst not in members for _, dst, _ in node.out_edges):
             return f"{op.name} has a consumer outside the frame"
         if node.role is None:
-            if op.op_def.stateful or op.op_def.ref_inputs:
+            if (op.op_def.stateful and op.type not in HANDLE_STATE_OPS) or op.op_def.ref_inputs:
                 return f"{op.name} ({op.type}) is stateful"
-            if not inline_kernel(op, plan.device):
-                return f"{op.name} ({op.type}) has a kernel that may run off the event loop"
+            if not worker_kernel(op, plan.device):
+                return f"{op.name} ({op.type}) has no CPU kernel that runs without waiting"
         elif "shared_name" in op.attrs:
             return f"{op.name} routes a variable reference"
     return None

@@ -34,12 +34,16 @@ class PlacementContext(Protocol):
 
     default_device: str
     allow_soft_placement: bool
-    fuse_loops: bool  # replace loop frames of cheap stateless CPU ops by one node (loop_fusion.py)
+    fuse_loops: bool  # replace CPU loop frames by one node each (loop_fusion.py)
 
     def resolve(self, requested: str) -> str | None: ...
     def has_kernel(self, op_type: str, device: str) -> bool: ...
     def inline_kernel(self, op: Operation, device: str) -> bool:
         """True when ``op``'s kernel on ``device`` runs on the node's turn whatever is fed."""
+        ...
+
+    def worker_kernel(self, op: Operation, device: str) -> bool:
+        """True when ``op``'s kernel on ``device`` may run on a worker thread in a fused loop."""
         ...
 
     def output_aliasing(self, op: Operation) -> Aliasing:
@@ -184,7 +188,7 @@ def plan_partitions(
         if plan.device == HOST:
             plan.fetch_copies = copies
         if control_flow and ctx.fuse_loops:
-            fuse_loops(plan, ctx.inline_kernel)
+            fuse_loops(plan, ctx.inline_kernel, ctx.worker_kernel)
         _count_inputs(plan)
         if control_flow:
             _count_constants(plan.nodes)

@@ -125,6 +125,9 @@ class TaskDevices:
     def inline_kernel(self, op: Operation, device: str) -> bool:
         return not device.startswith("/job:") and self._inner.inline_kernel(op, device)
 
+    def worker_kernel(self, op: Operation, device: str) -> bool:
+        return not device.startswith("/job:") and self._inner.worker_kernel(op, device)
+
     def worker(self, device: str) -> Any:
         return self._inner.worker(HOST if device.startswith("/job:") else device)
 

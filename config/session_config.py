@@ -96,10 +96,12 @@ class SessionConfig:
         segment actor that runs them in dataflow order (MXNet's bulk execution), instead of an
         actor each (env ``ANTCOLONY_BULK_SEGMENTS``; default True). Cheap kernels run on the
         loop's thread either way, so nothing runs less in parallel; each node costs less.
-    fuse_loops: run each while loop whose ops are all cheap, stateless CPU kernels (no
-        variables, random ops, expensive or blocking kernels, nested loops) as one node that
-        iterates itself, instead of a message per op per iteration: ~10x faster iterations, same
-        results (env ``ANTCOLONY_FUSE_LOOPS``; default on). Off: every loop runs node by node.
+    fuse_loops: run each CPU while loop without variables, random or other shared state (its
+        TensorArrays and gradient accumulators are per run), blocking kernels or nested loops as
+        one node that iterates itself, instead of a message per op per iteration: inline on the
+        event loop when all its kernels are cheap, else as one launch on the CPU worker; ~10x
+        faster iterations, same results (env ``ANTCOLONY_FUSE_LOOPS``; default on). Off: every
+        loop runs node by node.
     gpu_pipeline: a GPU kernel feeding another on the same GPU hands it its output at launch,
         not at completion: the dependent is enqueued at once and ordered after it on the device
         (same stream, or a stream waiting on an event), so a chain of GPU ops never waits for a

@@ -4,7 +4,8 @@ A profiled child wraps its framework's ``Session.run`` so that each timed step r
 ``RunOptions(trace_level=FULL_TRACE)`` and a ``RunMetadata``, then sums each node's kernel time by
 op type: antcolony's ``RunMetadata.step_stats`` (``NodeExecStats``: start and end of the kernel),
 TF's ``step_stats.dev_stats[*].node_stats`` (``op_start_rel_micros`` to ``op_end_rel_micros``,
-the kernel alone, as TF's timeline draws it). Tracing costs time on both sides, so the step times
+the kernel alone, as TF's timeline draws it); a fused loop's own record is left out, its
+inner kernels are counted. Tracing costs time on both sides, so the step times
 of a profiled child are not the benchmark's: the table is for where the time goes.
 """
 
@@ -54,8 +55,17 @@ class RunRecorder:
         return {op: [t / n, c / n] for op, (t, c) in self.totals.items()}
 
 
+#: antcolony's record of a fused while loop (actors/loop_fusion.py) spans the loop's inner
+#: kernels, which have records of their own: counting it too would count their time twice
+_CONTAINERS = frozenset({"FusedLoop"})
+
+
 def _antcolony_nodes(metadata: Any) -> list[tuple[str, float]]:
-    return [(s.op_type, max(0.0, s.end_us - s.start_us)) for s in metadata.step_stats]
+    return [
+        (s.op_type, max(0.0, s.end_us - s.start_us))
+        for s in metadata.step_stats
+        if s.op_type not in _CONTAINERS
+    ]
 
 
 def _tf_nodes(session: Any, metadata: Any) -> list[tuple[str, float]]:

@@ -78,3 +78,25 @@ def test_untraced_steps_are_not_counted() -> None:
         assert recorder.steps == 2
     finally:
         tf.Session.run = original
+
+
+def test_a_fused_loop_counts_its_inner_kernels_once() -> None:
+    """A fused loop's record spans its inner kernels' records: only theirs are summed."""
+    mp = _profile_module()
+    tf = _tf("antcolony")
+    original = tf.Session.run
+
+    def build() -> Any:
+        graph = tf.Graph()
+        with graph.as_default():
+            n = tf.placeholder(tf.int32, [])
+            _, total = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s * 2.0 + 1.0), [0, 0.0])
+        sess = tf.Session(graph=graph)
+        return lambda: sess.run(total, feed_dict={n: 3})
+
+    try:
+        profile = mp.profiled_steps(tf, "antcolony", build, warmup=1, steps=2)
+    finally:
+        tf.Session.run = original
+    assert "FusedLoop" not in profile
+    assert profile["Mul"][1] == pytest.approx(3.0)  # one per iteration, from inside the fused loop
