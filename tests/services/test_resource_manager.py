@@ -199,6 +199,7 @@ async def _busy_fraction(sess: ac.Session, t: dict, steps: int) -> tuple[float, 
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # busy fractions of wall time: another worker's load starves it
 @pytest.mark.parametrize("shape", ["chain", "wide"])
 async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_path, shape):
     path = tmp_path / "job.json"
