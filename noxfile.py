@@ -23,15 +23,20 @@ nox.options.reuse_venv = "yes"  # installing numpy and friends again on every ru
 TEST_EXTRAS = ".[test,examples,tf1,ray,image]"
 
 
-def _tests(session: nox.Session, *marker: str) -> None:
+def _tests(session: nox.Session, select: str = "") -> None:
+    """The README's two pytest runs, of the tests ``select`` (a marker expression) picks: two
+    pytest-xdist workers for those not marked timing, then the timing ones alone."""
     session.install("-e", TEST_EXTRAS)
-    session.run("python", "-m", "pytest", "-q", *marker, *session.posargs)
+    both = f"({select}) and " if select else ""
+    parallel = ["-n", "2", "--dist", "loadgroup", "-m", f"{both}not timing"]
+    session.run("python", "-m", "pytest", "-q", *parallel, *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "-m", f"{both}timing", *session.posargs)
 
 
 @nox.session
 def fast(session: nox.Session) -> None:
     """The suite without the tests marked slow (soak, Ray cluster, the digits training)."""
-    _tests(session, "-m", "not slow")
+    _tests(session, "not slow")
 
 
 @nox.session

@@ -15,6 +15,9 @@ KINDS = {"kernel_error", "cancel", "close", "config", "timeout", "ledger", "fetc
 
 
 @pytest.mark.slow
+# ten seconds of wall time: how far the loss falls depends on the steps the CPU allows in them,
+# and each figure must settle within --settle seconds
+@pytest.mark.timing
 def test_a_ten_second_soak_injects_every_fault_kind_and_finds_no_leak(tmp_path):
     summary = tmp_path / "soak.json"
     out = subprocess.run(

@@ -44,6 +44,7 @@ def _train(td: ModuleType, *argv: str):
     return result, out.getvalue()
 
 
+@pytest.mark.timing  # its wall time is asserted
 def test_smoke_few_steps_learn(train_digits: ModuleType) -> None:
     start = time.perf_counter()
     result, out = _train(train_digits, "--steps", "80", "--seed", "0", "--log-every", "20")
@@ -101,6 +102,7 @@ def test_exit_status_1_below_target(train_digits: ModuleType, capsys: pytest.Cap
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # its wall time is asserted
 def test_default_configuration_reaches_95_percent(
     train_digits: ModuleType,
     capsys: pytest.CaptureFixture[str],

@@ -143,6 +143,7 @@ def _coordinated(tf: Any) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.timing  # a looper thread must run twice in 0.12 s of wall time, under each framework
 def test_a_coordinator_stops_every_thread_and_join_reraises_the_first_error() -> None:
     got = run_both(_coordinated)
     assert got["antcolony"] == got["tensorflow"], got

@@ -171,6 +171,7 @@ def _sink(expected: int) -> tuple[Any, asyncio.Future]:
     return get_runtime().spawn(_Sink, expected, done), done
 
 
+@pytest.mark.timing  # a trivial kernel's start-to-end is asserted under 20 ms of wall time
 async def test_each_kernel_done_carries_its_own_start_and_end():
     worker = _worker()
     sink, done = _sink(3)

@@ -199,6 +199,7 @@ async def _busy_fraction(sess: ac.Session, t: dict, steps: int) -> tuple[float, 
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # busy fractions of wall time: another worker's load starves it
 @pytest.mark.parametrize("shape", ["chain", "wide"])
 async def test_perf_control_50_halves_the_gpu_busy_time_the_timeline_shows(tmp_path, shape):
     path = tmp_path / "job.json"
@@ -276,6 +277,7 @@ async def test_suspend_and_resume_keep_memory_and_another_session_keeps_running(
         assert sess.resource_manager.stats().suspended_callers == 0
 
 
+@pytest.mark.timing  # the close is asserted to take under a second of wall time
 async def test_close_ends_a_suspended_job_promptly(tmp_path):
     path = tmp_path / "job.json"
     write_config(path, perfControl=100)
