@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=4.0, help="length of the run")
     p.add_argument("--host-ms", type=float, default=20.0, help="a guaranteed job's host work per step")
+    p.add_argument("--width", type=int, default=256, help="every job's model width and batch size")
     p.add_argument("--out", default="cluster_bench.png")
     p.add_argument("--every", type=float, default=0.5, help="seconds between samples")
     add_pin_option(p)
@@ -85,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         gpu_mib = min(gpus.values()) >> 20
         base_args = [
             "--width",
-            "256",
+            str(args.width),
             "--batch",
-            "256",
+            str(args.width),
             "--sim-gpu-memory-mib",
             str(gpu_mib),
             "--every",

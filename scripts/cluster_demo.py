@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="cluster_demo.png")
     add_pin_option(p)
     p.add_argument("--host-ms", type=float, default=20.0, help="the guaranteed job's host work per step")
+    p.add_argument("--width", type=int, default=256, help="every job's model width and batch size")
     p.add_argument(
         "--address",
         default=None,
@@ -181,9 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         gpu_mib = min(gpus[gpu] for gpu in GPUS) >> 20  # the jobs' simulated GPU is the node's
         job_args = [
             "--width",
-            "256",
+            str(args.width),
             "--batch",
-            "256",
+            str(args.width),
             "--sim-gpu-memory-mib",
             str(gpu_mib),
             "--every",
