@@ -1,7 +1,8 @@
 """Differential test against TensorFlow 1: ``tf.extract_image_patches`` / ``tf.image.extract_patches``
 (sizes, strides, rates, both paddings), ``tf.space_to_batch_nd`` / ``batch_to_space_nd`` (and the
 4-D ``space_to_batch`` / ``batch_to_space``) and ``tf.nn.max_pool_with_argmax`` (indices with and
-without the batch, int32 / int64, ties), values and gradients; see tf1_diff.py."""
+without the batch, int32 / int64, ties), ``tf.histogram_fixed_width`` and ``tf.batch_gather``, values
+and gradients; see tf1_diff.py."""
 
 from __future__ import annotations
 
@@ -71,6 +72,15 @@ for _name, (_k, _s, _p, _kw) in ARGMAX.items():
     )
 T.case("max_pool_with_argmax_ties", TIES)(
     lambda tf, x: list(tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"))
+)
+
+VALUES = normal(40, tag="hist") * 2.0  # some beyond the range: counted in the end bins
+T.case("histogram_fixed_width", VALUES, grad=False)(lambda tf, v: tf.histogram_fixed_width(v, [-2.0, 2.0], 7))
+T.case("histogram_fixed_width_int64", VALUES, grad=False)(
+    lambda tf, v: tf.histogram_fixed_width(tf.reshape(v, [5, 8]), tf.constant([-1.0, 3.0]), 5, dtype=tf.int64)
+)
+T.case("batch_gather", normal(3, 5, 2, tag="bg"), unknown_batch=True)(
+    lambda tf, p: tf.batch_gather(p, tf.tile(tf.constant([[4, 0, 2]]), [tf.shape(p)[0], 1]))
 )
 
 

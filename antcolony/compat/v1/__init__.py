@@ -39,6 +39,7 @@ from antcolony.graph.ops.array_extra import tensor_scatter_nd_sub as tensor_scat
 from antcolony.graph.ops.array_extra import tensor_scatter_nd_update as tensor_scatter_update
 from antcolony.graph.ops.edit_distance import edit_distance
 from antcolony.graph.ops.file_ops import matching_files
+from antcolony.graph.ops.histogram_gather import batch_gather, histogram_fixed_width
 from antcolony.graph.ops.image_codecs import read_file, write_file
 from antcolony.graph.ops.image_patches import extract_image_patches
 from antcolony.graph.ops.linalg_eigh import cross, self_adjoint_eig, self_adjoint_eigvals
@@ -135,6 +136,7 @@ __all__ = [
     "WholeFileReader",
     "accumulate_n",
     "app",
+    "batch_gather",
     "batch_to_space",
     "batch_to_space_nd",
     "broadcast_dynamic_shape",
@@ -162,6 +164,7 @@ __all__ = [
     "gfile",
     "graph_util",
     "half",
+    "histogram_fixed_width",
     "invert_permutation",
     "io",
     "is_tensor",
