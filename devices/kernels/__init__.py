@@ -42,6 +42,7 @@ from . import (  # noqa: F401  # noqa: F401
     scatter,
     segment,
     sequence,
+    sets,
     sparse_training,
     squeeze,
     state,

@@ -42,6 +42,7 @@ from . import (  # noqa: F401
     segment,
     segment_sorted,
     sequence,
+    sets,
     slicing,
     sparse_ops,
     state,

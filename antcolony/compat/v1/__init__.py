@@ -98,6 +98,7 @@ from . import graph_util as graph_util
 from . import io as io
 from . import logging as logging
 from . import python_io as python_io
+from . import sets as sets
 from . import sparse as sparse
 from . import test as test
 from . import train as train
@@ -186,6 +187,7 @@ __all__ = [
     "self_adjoint_eigvals",
     "space_to_batch",
     "space_to_batch_nd",
+    "sets",
     "sparse",
     "sparse_add",
     "sparse_placeholder",
