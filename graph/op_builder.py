@@ -55,6 +55,14 @@ def _is_symbolic(v: Any) -> bool:
     return isinstance(v, Tensor) or hasattr(v, "_as_tensor")
 
 
+def holds_tensors(value: Any) -> bool:
+    """``value`` is a tensor (or a Variable), or a list / tuple holding one at any depth: a shape,
+    size or padding computed (in part) at run time, as TF1 takes ``[batch_size, 200]``."""
+    if _is_symbolic(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(holds_tensors(v) for v in value)
+
+
 def convert_pair(x: Any, y: Any, name: str) -> tuple[Tensor, Tensor]:
     """Convert two operands of a binary op; a non-tensor operand takes the tensor operand's dtype."""
     g = graph_of([x, y])

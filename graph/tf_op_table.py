@@ -83,6 +83,12 @@ def _kept(node: Node, op: str | None = None, drop_inputs: Sequence[int] = (), **
     return {**node, "op": op or node["op"], "input": inputs, "attr": attr}
 
 
+def split_inputs(node: Node) -> tuple[list[str], list[str]]:
+    """A node's data inputs and its control inputs (``^name``), each in order."""
+    data = [s for s in node["input"] if not s.startswith("^")]
+    return data, [s for s in node["input"] if s.startswith("^")]
+
+
 def _t_attr(op: Operation) -> dict[str, Any]:
     return {"T": op.inputs[0].dtype} if op.inputs else {}
 
@@ -267,7 +273,7 @@ for _t in ("Mean", "Sum", "Max", "Min", "Prod"):
 
 @_import("ConcatV2")
 def _concat_import(node: Node, tf: TFNodes) -> Node:
-    n = len([s for s in node["input"] if not s.startswith("^")]) - 1
+    n = len(split_inputs(node)[0]) - 1
     axis = tf.const_input(node, n, "axis")
     return _kept(node, drop_inputs=[n], axis=int(axis))
 
@@ -309,8 +315,7 @@ def _int_input_export(attr_name: str, tf_name: str, slot: int | None = None) -> 
         const = _const_node(f"{node['name']}/{tf_name}", value, np.int32, node["device"])
         attr = {k: v for k, v in node["attr"].items() if k != attr_name}
         attr.update(_t_attr(op) if slot is None else {"T": op.outputs[0].dtype})
-        data = [s for s in node["input"] if not s.startswith("^")]
-        ctrl = [s for s in node["input"] if s.startswith("^")]
+        data, ctrl = split_inputs(node)
         data.insert(len(data) if slot is None else slot, const["name"] + ":0")
         return [const, {**node, "input": data + ctrl, "attr": attr}]
 

@@ -12,7 +12,7 @@ from antcolony.errors import UnimplementedError
 
 from .core import Operation
 from .ops.dynamic_index import MASKS
-from .tf_op_table import EXPORTERS, IMPORTERS, Node, TFNodes, _export, _import, _kept, _t_attr
+from .tf_op_table import EXPORTERS, IMPORTERS, Node, TFNodes, _export, _import, _kept, _t_attr, split_inputs
 
 # the dtype attr TF gives each op's integer input
 _INDEX_ATTR = {"Pad": "Tpaddings", "PadV2": "Tpaddings", "Tile": "Tmultiples", "Slice": "Index"}
@@ -63,8 +63,7 @@ def _reshape_of_tensor(node: Node) -> Node:
 def _fill_of_tensor(node: Node) -> Node:
     out = _kept(node, shape=None)
     out["attr"].pop("index_type", None)
-    data = [s for s in node["input"] if not s.startswith("^")]
-    ctrl = [s for s in node["input"] if s.startswith("^")]
+    data, ctrl = split_inputs(node)
     return {**out, "input": [data[1], data[0], *ctrl]}  # TF's (dims, value); antcolony's (value, dims)
 
 
@@ -85,8 +84,7 @@ def _reshape_export(node: Node, op: Operation) -> list[Node]:
 
 
 def _fill_export(node: Node, op: Operation) -> list[Node]:
-    data = [s for s in node["input"] if not s.startswith("^")]
-    ctrl = [s for s in node["input"] if s.startswith("^")]
+    data, ctrl = split_inputs(node)
     attr = {"T": op.inputs[0].dtype, "index_type": op.inputs[1].dtype}
     return [{**node, "input": [data[1], data[0], *ctrl], "attr": attr}]
 

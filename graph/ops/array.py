@@ -14,7 +14,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
+from ..op_builder import convert_to_tensor, graph_of, holds_tensors, make_op
 from ..registry import register_op
 from ..static_value import partial_shape, static_ints
 
@@ -82,7 +82,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     """``tensor`` with the shape ``shape``: a list of ints (one may be -1), or, as TF1, an int
     tensor or a list mixing ints and scalar int tensors, whose values are read when the op runs."""
     x = convert_to_tensor(tensor)
-    if isinstance(shape, Tensor) or any(isinstance(d, Tensor) for d in shape):
+    if holds_tensors(shape):
         return _reshape_to_tensor(x, shape, name)
     target = tuple(-1 if d is None else int(d) for d in shape)
     return make_op("Reshape", [x], {"shape": target}, name or "Reshape").outputs[0]
@@ -299,7 +299,7 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     v = convert_to_tensor(value)
     if v._shape not in ((), None):
         raise ValueError(f"fill value {v.name} must be a scalar, got shape {S.format_shape(v._shape)}")
-    if not _is_symbolic(dims) and not any(_is_symbolic(d) for d in dims):
+    if not holds_tensors(dims):
         return make_op("Fill", [v], {"shape": tuple(int(d) for d in dims)}, name or "Fill").outputs[0]
     d = convert_to_tensor(dims)
     if d.dtype.kind not in "iu" or d._shape is None or len(d._shape) != 1 or d._shape[0] is None:

@@ -19,7 +19,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
 from ..legacy_args import resolve
-from ..op_builder import _is_symbolic, convert_to_tensor, make_op
+from ..op_builder import _is_symbolic, convert_to_tensor, holds_tensors, make_op
 from ..static_value import static_ints
 from . import squeeze_op as _squeeze_op  # noqa: F401 - registers the Squeeze op
 from .array import expand_dims, reshape, transpose, unstack_op
@@ -162,7 +162,7 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     """``input_[begin[i] : begin[i] + size[i]]`` on every axis (size -1: to the end); ``begin`` and
     ``size`` may be tensors or lists holding tensors (TF's Slice op then)."""
     x = convert_to_tensor(input_)
-    if _has_tensors(begin) or _has_tensors(size):
+    if holds_tensors(begin) or holds_tensors(size):
         from .dynamic_index import slice_op
 
         return slice_op(x, begin, size, name)
@@ -172,19 +172,13 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     return strided_slice(x, key, name=name or "Slice")
 
 
-def _has_tensors(value: Any) -> bool:
-    if _is_symbolic(value):
-        return True
-    return isinstance(value, (list, tuple)) and any(_has_tensors(v) for v in value)
-
-
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     """Repeat ``input`` ``multiples[i]`` times along axis i (TF's Tile; multiples may be a tensor
     or a list holding tensors, ``[batch_size, 1]``)."""
     from .dynamic_index import tile_op
 
     x = convert_to_tensor(input)
-    if not _has_tensors(multiples):
+    if not holds_tensors(multiples):
         shape = _known(x, "tile")
         if len(multiples) != len(shape):
             raise GraphError(f"tile: {len(multiples)} multiples for {x.name} of rank {len(shape)}")
@@ -203,7 +197,7 @@ def pad(
     if mode.upper() != "CONSTANT":
         raise GraphError(f"pad mode {mode!r} is not supported; only CONSTANT")
     x = convert_to_tensor(tensor)
-    if not _has_tensors(paddings):
+    if not holds_tensors(paddings):
         pads = np.asarray(paddings, dtype=np.int64)
         shape = _known(x, "pad")
         if pads.shape != (len(shape), 2) or np.any(pads < 0):
@@ -215,7 +209,7 @@ def pad(
         from .array import stack
 
         paddings = stack(
-            [stack(list(row)) if _has_tensors(row) else np.asarray(row, np.int32) for row in paddings]
+            [stack(list(row)) if holds_tensors(row) else np.asarray(row, np.int32) for row in paddings]
         )
     return pad_op(x, paddings, constant_values, name)
 
@@ -308,7 +302,7 @@ def eye(
     dtype: Any = dtypes.float32,
     name: str = "eye",
 ) -> Tensor:
-    if _has_tensors(num_rows) or _has_tensors(num_columns) or _has_tensors(batch_shape):
+    if holds_tensors(num_rows) or holds_tensors(num_columns) or holds_tensors(batch_shape):
         return _eye_of_tensors(num_rows, num_columns, batch_shape, dtype, name)
     m = np.eye(
         int(num_rows), int(num_columns) if num_columns is not None else None, dtype=dtypes.as_dtype(dtype)

@@ -17,15 +17,23 @@ import numpy as np
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import register_gradient
-from ..op_builder import make_op
+from ..op_builder import convert_to_tensor, holds_tensors, make_op
 from ..registry import register_op
 from ..static_value import partial_shape
 from .constant import constant
 from .conv_geometry import PADDINGS, spatial_axes, window_of
 
-__all__ = ["conv_op", "shape_of", "static_sizes"]
+__all__ = ["conv_op", "shape_of", "sizes_tensor", "static_sizes"]
 
 CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
+
+
+def sizes_tensor(value: Any, name: str) -> Tensor:
+    """A shape-vector input (``input_sizes``, ``filter_sizes``, ``output_shape``) as a tensor: int32
+    constants, or what holds tensors packed as it is."""
+    if holds_tensors(value):
+        return convert_to_tensor(value, name=name)
+    return convert_to_tensor(np.asarray(value, np.int32), name=name)
 
 
 def static_sizes(t: Tensor) -> tuple[int | None, ...] | None:

@@ -21,10 +21,10 @@ from antcolony.errors import GraphError
 from .. import shapes as S
 from ..core import Operation, Tensor
 from ..gradients import register_gradient
-from ..op_builder import _is_symbolic, convert_to_tensor, make_op
+from ..op_builder import convert_to_tensor, make_op
 from ..registry import register_op
 from .array import zeros_like
-from .conv import shape_of, static_sizes
+from .conv import shape_of, sizes_tensor, static_sizes
 from .conv_geometry import axis_geometry
 
 __all__ = [
@@ -306,12 +306,6 @@ def _conv_attrs(
         raise GraphError(f"{what}: {exc}") from None
 
 
-def _sizes(value: Any, name: str) -> Tensor:
-    if _is_symbolic(value) or (isinstance(value, (list, tuple)) and any(_is_symbolic(v) for v in value)):
-        return convert_to_tensor(value, name=name)
-    return convert_to_tensor(np.asarray(value, np.int32), name=name)
-
-
 def _one_of(a: Any, b: Any, what: str) -> Any:
     if a is None and b is None:
         raise GraphError(f"{what} needs a filter")
@@ -353,7 +347,7 @@ def conv3d_transpose(
     attrs = _conv_attrs(strides, padding, data_format, dilations, "conv3d_transpose")
     f = convert_to_tensor(_one_of(filter, filters, "conv3d_transpose"))
     x = convert_to_tensor(value if input is None else input)
-    sizes = _sizes(output_shape, "output_shape")
+    sizes = sizes_tensor(output_shape, "output_shape")
     return _op("Conv3DBackpropInputV2", [sizes, f, x], attrs, name or "conv3d_transpose")
 
 
@@ -369,7 +363,11 @@ def conv3d_backprop_filter_v2(
 ) -> Tensor:
     """The gradient of ``conv3d`` with respect to its filter (of shape ``filter_sizes``)."""
     attrs = _conv_attrs(strides, padding, data_format, dilations, "conv3d_backprop_filter")
-    args = [convert_to_tensor(input), _sizes(filter_sizes, "filter_sizes"), convert_to_tensor(out_backprop)]
+    args = [
+        convert_to_tensor(input),
+        sizes_tensor(filter_sizes, "filter_sizes"),
+        convert_to_tensor(out_backprop),
+    ]
     return _op("Conv3DBackpropFilterV2", args, attrs, name)
 
 

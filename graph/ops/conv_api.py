@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from antcolony.errors import GraphError
 
 from .. import shapes as S
 from ..core import Tensor, get_default_graph
-from ..op_builder import _is_symbolic, convert_to_tensor
-from .conv import conv_op
+from ..op_builder import convert_to_tensor
+from .conv import conv_op, sizes_tensor
 from .conv_geometry import explicit_paddings_attr, four, spatial_axes
 
 __all__ = [
@@ -46,12 +44,6 @@ def conv_attrs(strides: Any, padding: Any, data_format: str | None, dilations: A
         }
     except ValueError as exc:
         raise GraphError(str(exc)) from None
-
-
-def _sizes(value: Any, name: str) -> Tensor:
-    if _is_symbolic(value) or (isinstance(value, (list, tuple)) and any(_is_symbolic(v) for v in value)):
-        return convert_to_tensor(value, name=name)
-    return convert_to_tensor(np.asarray(value, np.int32), name=name)
 
 
 def _filter(filter: Any, filters: Any, x: Tensor, what: str) -> Tensor:
@@ -107,7 +99,7 @@ def conv2d_backprop_input(
     dy = convert_to_tensor(out_backprop)
     k = _filter(filter, filters, dy, "conv2d_backprop_input")
     attrs = conv_attrs(strides, padding, data_format, dilations)
-    return conv_op("Conv2DBackpropInput", [_sizes(input_sizes, "input_sizes"), k, dy], attrs, name)
+    return conv_op("Conv2DBackpropInput", [sizes_tensor(input_sizes, "input_sizes"), k, dy], attrs, name)
 
 
 def conv2d_backprop_filter(
@@ -125,7 +117,7 @@ def conv2d_backprop_filter(
     x = convert_to_tensor(input)
     dy = convert_to_tensor(out_backprop, dtype=x.dtype)
     attrs = conv_attrs(strides, padding, data_format, dilations)
-    return conv_op("Conv2DBackpropFilter", [x, _sizes(filter_sizes, "filter_sizes"), dy], attrs, name)
+    return conv_op("Conv2DBackpropFilter", [x, sizes_tensor(filter_sizes, "filter_sizes"), dy], attrs, name)
 
 
 def conv2d_transpose(
@@ -156,7 +148,7 @@ def conv2d_transpose(
             f"conv2d_transpose: input {x.name} of shape {S.format_shape(xs)} has {in_c} channels but "
             f"filter {k.name} of shape {S.format_shape(ks)} expects {out_c} (its last dimension)"
         )
-    sizes = _sizes(output_shape, "output_shape")
+    sizes = sizes_tensor(output_shape, "output_shape")
     return conv_op("Conv2DBackpropInput", [sizes, k, x], attrs, name or "conv2d_transpose")
 
 

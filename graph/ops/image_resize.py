@@ -19,7 +19,7 @@ from antcolony.errors import GraphError
 from .. import dtypes
 from ..core import Operation, Tensor
 from ..gradients import not_differentiable, register_gradient
-from ..op_builder import convert_to_tensor, make_op
+from ..op_builder import convert_to_tensor, holds_tensors, make_op
 from ..registry import register_op
 from ..static_value import partial_value
 
@@ -29,11 +29,7 @@ __all__ = ["resize_area", "resize_bicubic", "resize_bilinear", "resize_nearest_n
 def _size_arg(size: Any, what: str) -> tuple[tuple[Any, Any], Tensor | None]:
     """``size`` as the op's ``size`` attr (what is known now) and, when part of it is computed at
     run time (``tf.shape(y)[1:3]``), the tensor the kernel reads it from."""
-    if (
-        isinstance(size, Tensor)
-        or hasattr(size, "_as_tensor")
-        or (isinstance(size, (list, tuple)) and any(isinstance(d, Tensor) for d in size))
-    ):
+    if holds_tensors(size):
         t = convert_to_tensor(size, dtype=None if isinstance(size, Tensor) else dtypes.int32)
         known = partial_value(t)
         if not (isinstance(known, list) and None not in known):

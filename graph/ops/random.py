@@ -15,7 +15,7 @@ from .. import dtypes
 from .. import shapes as S
 from ..core import Graph, Operation, Tensor, get_default_graph
 from ..gradients import not_differentiable
-from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, make_op
+from ..op_builder import _is_symbolic, convert_to_tensor, graph_of, holds_tensors, make_op
 from ..registry import register_op
 from ..static_value import partial_shape
 from .math import add
@@ -71,7 +71,7 @@ def _op_seed(graph: Graph, seed: int | None) -> int | None:
 def _shape_tensor(shape: Any) -> Tensor:
     if _is_symbolic(shape):
         return convert_to_tensor(shape)
-    if isinstance(shape, (list, tuple)) and any(_is_symbolic(d) for d in shape):
+    if holds_tensors(shape):
         return convert_to_tensor(shape, dtype=dtypes.int32)  # [tf.shape(x)[0], 6]: packed, as TF1
     dims = S.as_shape(list(shape) if not isinstance(shape, (int, np.integer)) else shape)
     if dims is None or any(d is None for d in dims):
