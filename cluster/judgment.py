@@ -26,6 +26,13 @@ def median(values: Sequence[float]) -> float:
 def judge_guaranteed(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, alone: bool) -> JobState:
     """Learn or judge the guaranteed job ``j`` from its newest sample; record the verdict in ``v``.
     ``alone``: its GPU's opportunistic jobs were suspended (or absent) at the last poll."""
+    st = _judge(j, st, s, v, alone)
+    if alone and st.baseline_us is not None and len(st.pause) < s.exonerate_samples:
+        v.pausing.append(j.job_id)
+    return st
+
+
+def _judge(j: JobView, st: JobState, s: PolicySettings, v: Verdicts, alone: bool) -> JobState:
     fresh = j.step_us is not None and j.status_seq != st.seen_seq
     st = replace(st, idle=st.idle + 1 if alone else 0, pause=st.pause if alone else ())
     if fresh:

@@ -38,6 +38,8 @@ Rules, per GPU:
   then resume at the level they had. Without it a slowdown of the machine that ends leaves the
   baseline high for good, and the opportunistic jobs may then slow the job as much unseen (their
   harm looks like the old slowdown).
+- A job suspended by a back-off stays suspended until the pause has its ``exonerate_samples``
+  samples: resumed on the first calm spell, it never let a pause tell whose slowdown it was.
 - After ``calm_polls`` judgments with the CUSUM near zero (hysteresis: evidence short of a
   back-off holds the level), each opportunistic job is raised by ``perf_step`` (a suspended one
   resumed at ``min_perf``), never to its ceiling. With ``slow_start``, after the resumption that
@@ -45,9 +47,10 @@ Rules, per GPU:
   times...) until the first back-off, from which it is ``perf_step`` again (TCP's slow start:
   additive increase only once a level has hurt; the additive climb from ``resume_perf`` to 100
   took 10-15 s of a 16-s demo); a ceiling is forgotten after ``ceiling_polls``
-  calm judgments (the slowdown may have had another cause) and when the GPU's set of guaranteed
-  jobs changes. After each change the job is left alone for ``settle_polls`` samples: the step
-  times in status files are means over recent steps and show it only later.
+  calm judgments (the slowdown may have had another cause; the doubling then starts again) and
+  when the GPU's set of guaranteed jobs changes. After each change the job is left alone for
+  ``settle_polls`` samples: the step times in status files are means over recent steps and show
+  it only later.
 
 Opportunistic jobs are suspended and resumed, never killed. Every change is a ``Decision`` with
 its reason, for the coordinator's log and ``antcolony cluster status``.
@@ -235,10 +238,16 @@ def _pace(st: JobState, j: JobView, v: Verdicts, s: PolicySettings) -> tuple[Job
         return st, ""  # between the thresholds (hysteresis), or nothing new: keep the level
     calm, age, ceiling = st.calm + 1, st.ceiling_age + 1, st.ceiling
     forgot = ceiling <= 100 and age >= s.ceiling_polls
+    ramp = st.ramp
     if forgot:
-        ceiling = 101
-    st = replace(st, calm=calm, ceiling_age=age, ceiling=ceiling)
+        # the level that hurt may not have: climb as after a baseline learnt, not one step a time
+        ceiling, ramp = 101, s.perf_step if s.slow_start else 0
+    st = replace(st, calm=calm, ceiling_age=age, ceiling=ceiling, ramp=ramp)
     if calm < s.calm_polls or st.perf >= j.asked_perf:
+        return st, ""
+    if st.perf == 0 and st.blamed and v.pausing:
+        # suspended by a back-off: its pause runs to the samples that can exonerate it, or each
+        # calm spell resumes it into the same slowdown before the pause can tell whose it is
         return st, ""
     # Never back to a level that hurt; a suspended job is always resumed, at min_perf at least.
     # A step below the level that hurt: probing it again costs the guaranteed job a back-off.

@@ -122,5 +122,6 @@ class Verdicts:
     exonerated: list[str] = field(default_factory=list)  # stayed slow alone: not the others' doing
     probing: list[str] = field(default_factory=list)  # a raised baseline being re-measured (reasons)
     remeasured: list[str] = field(default_factory=list)  # re-measured: the probe is over (reasons)
+    pausing: list[str] = field(default_factory=list)  # alone, its pause short of exonerate_samples
     calm: int = 0  # fresh judgments within the raise threshold
     unsettled: int = 0  # fresh judgments with some evidence of a slowdown, not yet enough
