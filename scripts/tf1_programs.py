@@ -17,6 +17,8 @@ variable ``ANTCOLONY_TF1_PROGRAMS``) at it::
     git -C $DIR/nfmcclure+tensorflow_cookbook checkout d998edfe7df11177df2ea17814be7bd6193788c9
     python scripts/tf1_programs.py --source $DIR
 
+The last whole table (164 programs, one tree) is ``docs/tf1_programs_table.md``.
+
 Two single files of TensorFlow's own r1.x tutorials go at their paths under ``$DIR/tensorflow+tensorflow``
 (``tensorflow/examples/tutorials/mnist/mnist_deep.py`` at 3989ee55b1a99cbdc20fd08da2a4c8a6bc80f98a)
 and ``$DIR/tensorflow+models`` (``tutorials/image/mnist/convolutional.py`` at
