@@ -11,7 +11,7 @@ import pytest
 
 from antcolony.errors import UnimplementedError
 
-from .tf1_diff import acv1, park_tf_objects, tf1  # noqa: F401 - the fixture applies by import
+from .tf1_diff import acv1, park_tf_objects, run_in_tf, tf1  # noqa: F401 - the fixture applies by import
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((5, 6, 6, 2)).astype(np.float32)
@@ -94,14 +94,7 @@ def test_antcolony_pb_is_read_by_tf_with_the_same_outputs(tmp_path: Any) -> None
             frozen = acv1.graph_util.convert_variables_to_constants(sess, g.as_graph_def(), list(names))
     assert not any(n["op"] in ("VariableV2", "Assign") for n in frozen.node)
     acv1.io.write_graph(frozen, str(tmp_path), "ac.pb", as_text=False)
-    proto = tf1.GraphDef()
-    with open(os.path.join(str(tmp_path), "ac.pb"), "rb") as f:
-        proto.ParseFromString(f.read())
-    tg = tf1.Graph()
-    with tg.as_default():
-        tf1.import_graph_def(proto, name="")
-        with tf1.Session(graph=tg) as sess:
-            got = sess.run(OUTPUTS, {"x:0": X})
+    got = run_in_tf((tmp_path / "ac.pb").read_bytes(), OUTPUTS, {"x:0": X})
     for name, a, b in zip(OUTPUTS, got, want):
         assert a.dtype == b.dtype and a.shape == b.shape, name
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=name)
@@ -184,11 +177,7 @@ def test_write_graph_as_text_is_tf_text_format(tmp_path: Any) -> None:
     path = acv1.train.write_graph(g, str(tmp_path / "sub"), "g.pbtxt")
     with open(path) as f:
         proto = text_format.Parse(f.read(), tf1.GraphDef())
-    tg = tf1.Graph()
-    with tg.as_default():
-        tf1.import_graph_def(proto, name="")
-        with tf1.Session(graph=tg) as sess:
-            got = sess.run("r:0", {"x:0": X[0, :3, :3, 0]})
+    got = run_in_tf(proto, "r:0", {"x:0": X[0, :3, :3, 0]})
     np.testing.assert_allclose(got, np.maximum(X[0, :3, :3, 0], 0), rtol=1e-6)
 
 
@@ -209,14 +198,7 @@ def test_unfrozen_antcolony_graph_runs_in_tf_after_its_init_op() -> None:
         with acv1.Session(graph=g) as sess:
             sess.run("init")
             want = sess.run(OUTPUTS, {x: X})
-    proto = tf1.GraphDef()
-    proto.ParseFromString(g.as_graph_def().SerializeToString())
-    tg = tf1.Graph()
-    with tg.as_default():
-        tf1.import_graph_def(proto, name="")
-        with tf1.Session(graph=tg) as sess:
-            sess.run("init")
-            got = sess.run(OUTPUTS, {"x:0": X})
+    got = run_in_tf(g.as_graph_def().SerializeToString(), OUTPUTS, {"x:0": X}, init="init")
     for name, a, b in zip(OUTPUTS, got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=name)
 
@@ -251,12 +233,6 @@ def test_sigmoid_cross_entropy_and_its_gradients_export_as_tf_ops() -> None:
         }
         with acv1.Session(graph=g) as sess:
             want = sess.run(fetches, {x: logits, z: labels})
-    proto = tf1.GraphDef()
-    proto.ParseFromString(g.as_graph_def().SerializeToString())
-    tg = tf1.Graph()
-    with tg.as_default():
-        tf1.import_graph_def(proto, name="")
-        with tf1.Session(graph=tg) as sess:
-            got = sess.run(fetches, {"x:0": logits, "z:0": labels})
+    got = run_in_tf(g.as_graph_def().SerializeToString(), fetches, {"x:0": logits, "z:0": labels})
     for name, a, b in zip(fetches, got, want):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=0, err_msg=name)

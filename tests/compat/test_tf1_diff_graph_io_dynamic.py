@@ -5,12 +5,11 @@ shapes, and the same graph built here is read and run by TF with the same values
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
-from .tf1_diff import acv1, park_tf_objects, tf1  # noqa: F401 - the fixture applies by import
+from .tf1_diff import acv1, park_tf_objects, run_in_tf, tf1  # noqa: F401 - the fixture applies by import
 
 FEED = {"x:0": np.arange(120, dtype=np.float32).reshape(6, 4, 5), "i:0": np.int32(1)}
 
@@ -60,13 +59,6 @@ def test_the_same_graph_built_here_runs_in_tf_with_the_same_values(tmp_path: Any
     with g.as_default():
         names = [t.name for t in _build(acv1)]
     acv1.io.write_graph(g, str(tmp_path), "dyn.pb", as_text=False)
-    proto = tf1.GraphDef()
-    with open(os.path.join(str(tmp_path), "dyn.pb"), "rb") as f:
-        proto.ParseFromString(f.read())
-    tg = tf1.Graph()
-    with tg.as_default():
-        tf1.import_graph_def(proto, name="")
-        with tf1.Session(graph=tg) as sess:
-            got = sess.run(names, FEED)
+    got = run_in_tf((tmp_path / "dyn.pb").read_bytes(), names, FEED)
     for name, a, b in zip(names, got, want, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=name)

@@ -250,3 +250,19 @@ def assert_same(ours: Any, ref: Any, rtol: float, atol: float, what: str, check_
 def run_both(fn: Callable[[Any], Any]) -> dict[str, Any]:
     """``fn(tf)`` for each framework (for cases that drive their own sessions): name -> result."""
     return {name: fn(fw) for name, fw in FRAMEWORKS.items()}
+
+
+def run_in_tf(graph_def: Any, fetches: Any, feed: dict[str, Any], init: str | None = None) -> Any:
+    """TF1 runs ``graph_def`` (TF's GraphDef, or the bytes of one, as antcolony writes them):
+    imported whole into a new graph, the op ``init`` run first when named, then ``fetches``."""
+    if isinstance(graph_def, bytes):
+        proto = tf1.GraphDef()
+        proto.ParseFromString(graph_def)
+        graph_def = proto
+    g = tf1.Graph()
+    with g.as_default():
+        tf1.import_graph_def(graph_def, name="")
+        with tf1.Session(graph=g) as sess:
+            if init is not None:
+                sess.run(init)
+            return sess.run(fetches, feed)
